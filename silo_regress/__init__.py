@@ -1,0 +1,3 @@
+"""silo-regress: byte-exact behaviour baselines for Silo agent runs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,399 @@
+"""Canonical form v1: parse strictly, serialize as RFC 8785 order with 2-space indent.
+
+Two paths produce the same bytes. The fast path lets orjson parse and print, and is
+taken only when orjson's own output proves it saw the input faithfully (see
+:func:`canonicalize`). Everything else goes through the exact path: the standard
+library parser with hooks that keep integer literals exact and catch duplicate keys,
+NaN and Infinity, then a serializer that prints numbers the way ECMAScript does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from silo_regress.errors import InputError
+from silo_regress.pointer import Part, PathPattern, format_pointer, walk
+
+FORMAT_VERSION = 1
+BOM = b"\xef\xbb\xbf"
+
+# orjson prints floats in forms JavaScript never uses ("1.0", "1e+16", "1e-6");
+# a round trip through such a literal would be faithful but not canonical.
+_UNSAFE_NUMBER = re.compile(rb"[0-9]\.0(?![0-9])|[0-9][eE]")
+# UTF-8 lead bytes of U+E000 and above: only keys with such characters sort
+# differently in UTF-16 code units (RFC 8785) than in code points (orjson).
+_HIGH_LEAD = re.compile(rb"[\xee-\xf4]")
+_CONFLICT = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+# A high surrogate followed by a low one is one character to JavaScript (a Python
+# str can hold the pair as two code points); only lone surrogates are escaped.
+_NEEDS_ESCAPE = re.compile('[\ud800-\udbff][\udc00-\udfff]|["\\\\\x00-\x1f\ud800-\udfff]')
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed JSON document and its canonical bytes."""
+
+    value: Any
+    text: bytes
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Volatile content at one JSON Pointer."""
+
+    pointer: str
+    reason: str
+
+
+class _Invalid:
+    """Placeholder the parser hooks leave where a value cannot be canonical."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+class _Members(dict[str, Any]):
+    duplicates: list[str]
+
+
+class _Hooks:
+    def __init__(self) -> None:
+        self.trouble = False
+
+    def members(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = _Members(pairs)
+        if len(obj) != len(pairs):
+            seen: set[str] = set()
+            obj.duplicates = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+            self.trouble = True
+        return obj
+
+    def integer(self, literal: str) -> Any:
+        try:
+            return int(literal)
+        except ValueError:  # beyond Python's limit on int/str conversions
+            self.trouble = True
+            return _Invalid(f"integer literal of {len(literal.lstrip('-'))} digits is too long")
+
+    def number(self, literal: str) -> Any:
+        value = float(literal)
+        if value in (float("inf"), float("-inf")):
+            self.trouble = True
+            return _Invalid(f"number {literal} is out of range for a double")
+        return value
+
+    def constant(self, name: str) -> Any:
+        self.trouble = True
+        return _Invalid(f"{name} is not valid JSON")
+
+
+def parse(data: bytes, *, source: str) -> Any:
+    """Parse JSON exactly, or raise :class:`InputError` naming ``source`` and the path."""
+    skipped = len(BOM) if data.startswith(BOM) else 0
+    data = data[skipped:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        hint = " (it looks like UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InputError(f"{source}: not valid UTF-8 (byte {exc.start + skipped}){hint}") from None
+    hooks = _Hooks()
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=hooks.members,
+            parse_int=hooks.integer,
+            parse_float=hooks.number,
+            parse_constant=hooks.constant,
+        )
+    except json.JSONDecodeError as exc:
+        conflict = _CONFLICT.search(data)
+        if conflict is not None:
+            line = data.count(b"\n", 0, conflict.start()) + 1
+            raise InputError(
+                f"{source}: has git merge-conflict markers (line {line}); "
+                "resolve the conflict, then re-record the task"
+            ) from None
+        if not text.strip():
+            raise InputError(f"{source}: is empty") from None
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+            raise InputError(
+                f"{source}: ends early at line {exc.lineno} column {exc.colno} (truncated file?)"
+            ) from None
+        raise InputError(
+            f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise _too_deep(source) from None
+    if hooks.trouble:
+        try:
+            _raise_first_trouble(value, source=source)
+        except RecursionError:
+            raise _too_deep(source) from None
+    return value
+
+
+def _too_deep(source: str) -> InputError:
+    return InputError(f"{source}: arrays and objects are nested too deeply")
+
+
+def _raise_first_trouble(value: Any, *, source: str) -> None:
+    for parts, member in walk(value):
+        if isinstance(member, _Invalid):
+            raise InputError(f"{source}: {member.reason} at {_show(parts)}")
+        if isinstance(member, _Members) and hasattr(member, "duplicates"):
+            key = member.duplicates[0]
+            raise InputError(f"{source}: duplicate key {key!r} at {_show((*parts, key))}")
+
+
+def _show(parts: Sequence[Part]) -> str:
+    return format_pointer(parts) or "the top level"
+
+
+def canonicalize(data: bytes, *, source: str) -> Document:
+    """Parse ``data`` and return it with its canonical bytes."""
+    fast = _canonicalize_fast(data)
+    if fast is not None:
+        return fast
+    value = parse(data, source=source)
+    try:
+        text = serialize(value)
+    except RecursionError:
+        raise _too_deep(source) from None
+    return Document(value=value, text=text)
+
+
+def _canonicalize_fast(data: bytes) -> Document | None:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    # orjson silently drops duplicate keys, turns huge integers into floats and
+    # prints some floats unlike JavaScript. When its insertion-ordered output is
+    # the input byte for byte, it lost nothing, so sorting its keys is exact.
+    try:
+        pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # nested deeper than orjson prints (254 levels)
+        return None
+    if len(data) != len(pretty) + 1 or not data.startswith(pretty) or data[-1:] != b"\n":
+        return None
+    if _UNSAFE_NUMBER.search(pretty) is not None:
+        return None
+    if _HIGH_LEAD.search(data) is not None and not _keys_sort_alike(value):
+        return None
+    text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    return Document(value=value, text=text)
+
+
+def _keys_sort_alike(value: Any) -> bool:
+    """True when no object has keys whose code-point and UTF-16 orders could differ."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(k and max(k) >= "\ue000" for k in item):
+                return False
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+def serialize(value: Any) -> bytes:
+    """The canonical bytes of a JSON value (dict, list, str, int, float, bool, None)."""
+    out: list[str] = []
+    _write(value, out, "\n")
+    out.append("\n")
+    return "".join(out).encode("utf-8")
+
+
+def _utf16_key(item: tuple[str, Any]) -> bytes:
+    return item[0].encode("utf-16-be", "surrogatepass")
+
+
+def _write(value: Any, out: list[str], newline: str) -> None:
+    if isinstance(value, str):
+        out.append(quote(value))
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(format_number(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        out.append("{")
+        for i, (key, member) in enumerate(sorted(value.items(), key=_utf16_key)):
+            out.append(inner if i == 0 else "," + inner)
+            out.append(quote(key))
+            out.append(": ")
+            _write(member, out, inner)
+        out.append(newline + "}")
+    elif isinstance(value, list):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        out.append("[")
+        for i, member in enumerate(value):
+            out.append(inner if i == 0 else "," + inner)
+            _write(member, out, inner)
+        out.append(newline + "]")
+    else:
+        raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def quote(text: str) -> str:
+    """A JSON string literal escaped as ``JSON.stringify`` escapes it."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if len(char) == 2:  # a surrogate pair: the character it encodes, raw
+        return char.encode("utf-16-be", "surrogatepass").decode("utf-16-be")
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def format_number(value: float) -> str:
+    """Print a double as ECMAScript ``Number.prototype.toString`` does."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("NaN and Infinity have no JSON form")
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exponent = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    point = len(whole) + (int(exponent) if exponent else 0)
+    significant = digits.lstrip("0")
+    point -= len(digits) - len(significant)
+    significant = significant.rstrip("0")
+    k = len(significant)
+    if k <= point <= 21:
+        text = significant + "0" * (point - k)
+    elif 0 < point <= 21:
+        text = significant[:point] + "." + significant[point:]
+    elif -6 < point <= 0:
+        text = "0." + "0" * -point + significant
+    else:
+        power = point - 1
+        head = significant[0] + ("." + significant[1:] if k > 1 else "")
+        text = f"{head}e{'+' if power >= 0 else '-'}{abs(power)}"
+    return sign + text
+
+
+# --- volatile content ---------------------------------------------------------
+
+VOLATILE_KEYS = frozenset(
+    {
+        "runId",
+        "startedAt",
+        "finishedAt",
+        "endedAt",
+        "completedAt",
+        "durationMs",
+        "elapsedMs",
+        "timestamp",
+        "createdAt",
+        "updatedAt",
+        "at",
+    }
+)
+# ASCII digits only, as in _PREFILTER (bytes): a str pattern's \d would also match
+# other scripts' digits, and might_be_volatile would miss what scan_volatile finds.
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?"  # extended ISO 8601 / RFC 3339
+    r"|\d{8}T\d{4,6}",  # basic ISO 8601
+    re.ASCII,
+)
+_RUN_ID = re.compile(r"run_\d{14}_[0-9a-z]+", re.ASCII)
+_PREFILTER = re.compile(
+    rb'"(?:' + b"|".join(k.encode() for k in sorted(VOLATILE_KEYS)) + rb')"'
+    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{8}T\d{4}|run_\d{14}_"
+)
+
+
+def might_be_volatile(text: bytes) -> bool:
+    """A cheap test on canonical bytes: False means :func:`scan_volatile` finds nothing."""
+    return _PREFILTER.search(text) is not None
+
+
+def scan_volatile(
+    value: Any, *, artifact: str, exempt: Sequence[PathPattern] = ()
+) -> tuple[Finding, ...]:
+    """Every timestamp-like key, ISO date-time string or Silo run id in ``value``.
+
+    Keys are strings too: a key holding a date-time or run id is reported at the
+    member it names.
+    """
+    rules = [p for p in exempt if p.applies_to(artifact)]
+    findings: list[Finding] = []
+    for parts, member in walk(value):
+        if any(rule.covers(parts) for rule in rules):
+            continue
+        key = parts[-1] if parts and isinstance(parts[-1], str) else None
+        if key is not None and key in VOLATILE_KEYS:
+            findings.append(Finding(format_pointer(parts), f"key {key!r} is volatile"))
+            continue
+        reason = None if key is None else _volatile_text(key)
+        if reason is not None:
+            reason = f"key holds a {reason}"
+        elif isinstance(member, str):
+            reason = _volatile_text(member)
+        if reason is not None:
+            findings.append(Finding(format_pointer(parts), reason))
+    return tuple(findings)
+
+
+def _volatile_text(text: str) -> str | None:
+    hit = _RUN_ID.search(text)
+    if hit is not None:
+        return f"Silo run id {hit.group()!r}"
+    hit = _DATETIME.search(text)
+    if hit is not None:
+        return f"date-time {hit.group()!r}"
+    return None
+
+
+IGNORED = "<ignored by silo-regress>"
+
+
+def apply_ignores(value: Any, *, artifact: str, ignore: Sequence[PathPattern]) -> Any:
+    """A copy of ``value`` with every ignored path replaced by a fixed placeholder."""
+    rules = [p for p in ignore if p.applies_to(artifact)]
+    if not rules:
+        return value
+
+    def replace(member: Any, parts: tuple[Part, ...]) -> Any:
+        if parts and any(rule.matches(parts) for rule in rules):
+            return IGNORED
+        if isinstance(member, dict):
+            return {k: replace(v, (*parts, k)) for k, v in member.items()}
+        if isinstance(member, list):
+            return [replace(v, (*parts, i)) for i, v in enumerate(member)]
+        return member
+
+    return replace(value, ())

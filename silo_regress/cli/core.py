@@ -1,0 +1,287 @@
+"""The core commands: record, check, diff, fmt, status."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from silo_regress.cli.app import Globals, _handled, _out, _refs, _setup, _warn, app
+from silo_regress.errors import UsageError
+
+# --- record -------------------------------------------------------------------
+
+
+@app.command()
+@_handled
+def record(
+    ctx: typer.Context,
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Task refs: TASK-002 or ENV/TASK-002.", show_default=False),
+    ] = None,
+    all_tasks: Annotated[
+        bool, typer.Option("--all", help="Record every task that has a complete run.")
+    ] = False,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Record this run (a directory name) instead of the newest."),
+    ] = None,
+) -> int:
+    """Store the newest complete run of each task as its baselines (canonical form).
+
+    Each file reports new, changed or unchanged. Nothing is written when any
+    artifact is invalid or holds volatile content (timestamps, run ids).
+    """
+    from silo_regress import recorder
+    from silo_regress.baselines import BaselineStore
+    from silo_regress.render.text import render_recordings
+    from silo_regress.runs import index_runs
+
+    g, config = _setup(ctx)
+    parsed = _refs(refs)
+    if all_tasks and (parsed or run):
+        raise UsageError("--all records every task: give no task refs and no --run with it")
+    if not (all_tasks or parsed or run):
+        raise UsageError("name the tasks to record (TASK-002, ENV/TASK-002), or use --all")
+    index = index_runs(config.runs_dir)
+    store = BaselineStore(
+        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
+    )
+    choices = recorder.choose_runs(config, index, parsed, all_tasks=all_tasks, run_name=run)
+    recordings = recorder.prepare(config, store, choices)
+    recorder.write(config, store, recordings)
+    _out(render_recordings(recordings, color=g.use_color()))
+    return 0
+
+
+# --- check --------------------------------------------------------------------
+
+
+class ReportFormat(enum.StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    JUNIT = "junit"
+    GITHUB = "github"
+    MARKDOWN = "markdown"
+    HTML = "html"
+
+
+def _store(config: Any) -> Any:
+    from silo_regress.baselines import BaselineStore
+
+    return BaselineStore(
+        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
+    )
+
+
+def _source(config: Any, *, against: str | None = None, staged: bool = False) -> Any:
+    """Where baselines are read from: the working tree, the git index or a commit."""
+    if against is not None and staged:
+        raise UsageError("--against and --staged both choose the baselines: give one")
+    if against is None and not staged:
+        return _store(config)
+    from silo_regress.baselines import git_source
+
+    return git_source(config, ref=against, staged=staged)
+
+
+@app.command()
+@_handled
+def check(
+    ctx: typer.Context,
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Only these tasks (default: every baselined task).", show_default=False
+        ),
+    ] = None,
+    report_format: Annotated[
+        ReportFormat,
+        typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
+    ] = ReportFormat.TEXT,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the --format report to FILE; the text report still goes to stdout.",
+            show_default=False,
+        ),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="Check only shard K of N (K/N, 1-based), split by task ref.",
+            show_default=False,
+        ),
+    ] = None,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="Compare with the baselines as of this git commit (e.g. origin/main).",
+            show_default=False,
+        ),
+    ] = None,
+    staged: Annotated[
+        bool,
+        typer.Option("--staged", help="Compare with the baselines staged in the git index."),
+    ] = False,
+    allow_no_runs: Annotated[
+        bool,
+        typer.Option(
+            "--allow-no-runs",
+            help="Pass with a note when no run exists at all (fresh clones; the hook).",
+        ),
+    ] = False,
+    run_first: Annotated[
+        bool,
+        typer.Option("--run", help="Start Silo for the tasks first, then check the new runs."),
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Parallel rollouts with --run.", show_default=False
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
+    ] = False,
+) -> int:
+    """Compare the newest run of each baselined task with its baselines; never writes.
+
+    Exit 0 when every artifact matches, 1 with a report when any does not.
+    """
+    from silo_regress.compare import check as run_check
+    from silo_regress.compare import select_targets
+    from silo_regress.runs import index_runs
+
+    g, config = _setup(ctx)
+    source = _source(config, against=against, staged=staged)
+    pinned = None
+    if run_first:
+        from silo_regress.cli.runner import run_before_check
+
+        pinned = run_before_check(g, config, source, _refs(refs), jobs=jobs)
+    index = index_runs(config.runs_dir)
+    if allow_no_runs and not index.by_task:
+        _out(
+            f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
+            "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
+        )
+        return 0
+    targets = select_targets(config, index, source, _refs(refs))
+    if shard is not None:
+        from silo_regress.sharding import parse_shard, select_shard
+
+        targets = select_shard(targets, parse_shard(shard))
+    report = run_check(config, index, source, targets=targets, runs=pinned)
+    _emit(report, report_format, g, output=output, verbose=verbose)
+    return 0 if report.ok else 1
+
+
+def _emit(
+    report: Any,
+    report_format: ReportFormat,
+    g: Globals,
+    *,
+    output: Path | None = None,
+    verbose: bool = False,
+) -> None:
+    """Print the report; with ``output``, write ``report_format`` there and text here."""
+    from silo_regress.render import render_report
+
+    for warning in report.warnings:
+        _warn(warning)
+    if output is not None:
+        from silo_regress.baselines import write_atomic
+
+        write_atomic(output, render_report(report, report_format.value, color=False).encode())
+        report_format = ReportFormat.TEXT
+    text = render_report(report, report_format.value, color=g.use_color(), show_matches=verbose)
+    _out(text)
+
+
+# --- diff ---------------------------------------------------------------------
+
+
+@app.command()
+@_handled
+def diff(
+    ctx: typer.Context,
+    ref: Annotated[str, typer.Argument(help="The task to show: TASK-002 or ENV/TASK-002.")],
+    report_format: Annotated[
+        ReportFormat, typer.Option("--format", help="Report format on stdout.")
+    ] = ReportFormat.TEXT,
+) -> int:
+    """Show how a task's newest run differs from its baselines (exit 0 either way)."""
+    from silo_regress.compare import check as run_check
+    from silo_regress.runs import index_runs
+
+    g, config = _setup(ctx)
+    index = index_runs(config.runs_dir)
+    report = run_check(config, index, _store(config), _refs([ref]))
+    _emit(report, report_format, g, verbose=True)
+    return 0
+
+
+# --- fmt ----------------------------------------------------------------------
+
+
+@app.command()
+@_handled
+def fmt(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Baseline files (default: every baseline).", show_default=False),
+    ] = None,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Only report; exit 1 if any file would change.")
+    ] = False,
+) -> int:
+    """Rewrite baseline files in canonical form, and scan them for volatile content."""
+    from silo_regress import formatter
+
+    _, config = _setup(ctx)
+    result = formatter.format_baselines(config, paths or [], check_only=check_only)
+    for line in result.lines:
+        _out(line + "\n")
+    if result.problems:
+        hint = "run `silo-regress fmt` to rewrite them" if check_only else ""
+        _out(
+            f"{len(result.problems)} of {result.total} baseline files need attention"
+            + (f"; {hint}" if hint and result.reformattable else "")
+            + "\n"
+        )
+        return 1
+    _out(f"{result.total} baseline files are canonical" + (" now" if result.written else "") + "\n")
+    return 0
+
+
+# --- status -------------------------------------------------------------------
+
+
+@app.command()
+@_handled
+def status(ctx: typer.Context) -> int:
+    """One row per task: baselines, newest run and its age, verdict, loose ends."""
+    from silo_regress.baselines import BaselineStore
+    from silo_regress.overview import build_status
+    from silo_regress.render.text import render_status
+    from silo_regress.runs import index_runs
+
+    g, config = _setup(ctx)
+    index = index_runs(config.runs_dir)
+    store = BaselineStore(
+        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
+    )
+    result = build_status(config, index, store)
+    for warning in result.report.warnings:
+        _warn(warning)
+    _out(render_status(result, color=g.use_color()))
+    return 0

@@ -1,0 +1,610 @@
+"""Runs against baselines: verdicts, structural changes and behaviour summaries.
+
+Values only: nothing here prints or decides an exit code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from silo_regress.baselines import Baseline, BaselineSource
+from silo_regress.canonical import (
+    FORMAT_VERSION,
+    Document,
+    apply_ignores,
+    canonicalize,
+    format_number,
+    might_be_volatile,
+    scan_volatile,
+    serialize,
+)
+from silo_regress.config import Config
+from silo_regress.errors import InputError, TaskRefError
+from silo_regress.pointer import Part, format_pointer
+from silo_regress.runs import RESULT_FILE, Run, RunIndex, read_artifact
+from silo_regress.taskref import TaskRef
+
+
+class Verdict(enum.StrEnum):
+    MATCH = "match"
+    CHANGED = "changed"
+    MISSING_BASELINE = "missing-baseline"
+    MISSING_RUN = "missing-run"
+    INCOMPLETE_RUN = "incomplete-run"
+    NOT_CANONICAL = "not-canonical"
+    VOLATILE = "volatile"
+    FORMAT_VERSION = "format-version"
+
+
+class _Missing:
+    """The side of a change where the path does not exist."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One JSON Pointer whose value differs; ``MISSING`` marks an absent side."""
+
+    path: str
+    baseline: Any = MISSING
+    run: Any = MISSING
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict for one artifact of one task."""
+
+    task: TaskRef
+    environment: str | None
+    artifact: str
+    verdict: Verdict
+    baseline_path: str | None = None
+    run_path: str | None = None
+    run_name: str | None = None
+    detail: str | None = None
+    changes: tuple[Change, ...] = ()
+    behaviour: tuple[str, ...] = ()
+    baseline_text: bytes | None = field(default=None, repr=False)
+    run_text: bytes | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is Verdict.MATCH
+
+
+@dataclass(frozen=True)
+class Report:
+    outcomes: tuple[Outcome, ...]
+    warnings: tuple[str, ...] = ()
+    source: str = "working tree"
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for outcome in self.outcomes:
+            counts[outcome.verdict.value] = counts.get(outcome.verdict.value, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+# --- selecting what to compare ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A task to compare: its baselines (maybe none) and the run key it maps to."""
+
+    ref: TaskRef
+    key: tuple[str, str] | None
+    baselines: tuple[Baseline, ...]
+
+
+def select_targets(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    refs: Sequence[TaskRef] = (),
+) -> list[Target]:
+    """Group baselines by task and map each task to the runs it is compared with."""
+    grouped: dict[TaskRef, list[Baseline]] = {}
+    for baseline in source.entries():
+        grouped.setdefault(baseline.ref, []).append(baseline)
+    if refs:
+        chosen: dict[TaskRef, list[Baseline]] = {}
+        for ref in refs:
+            hits = [r for r in grouped if r == ref]
+            if not hits and not ref.qualified:
+                hits = [r for r in grouped if r.task_id == ref.task_id]
+            if hits:
+                for hit in hits:
+                    chosen[hit] = grouped[hit]
+            else:
+                key = index.resolve(ref, default_environment=config.environment)
+                if key is None or not index.runs_of(*key):
+                    baselines = config.relative(config.baselines_dir)
+                    raise TaskRefError(
+                        f"task {ref}: no baseline under {baselines}/ ({source.label}) "
+                        f"and no run under {config.relative(index.runs_dir)}/"
+                    )
+                chosen[ref] = []
+        grouped = chosen
+    targets = []
+    for ref in sorted(grouped, key=TaskRef.sort_key):
+        key = index.resolve(ref, default_environment=config.environment)
+        targets.append(Target(ref=ref, key=key, baselines=tuple(grouped[ref])))
+    return targets
+
+
+# --- comparing ----------------------------------------------------------------
+
+
+def check(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    refs: Sequence[TaskRef] = (),
+    *,
+    targets: Sequence[Target] | None = None,
+    runs: dict[tuple[str, str], Run] | None = None,
+) -> Report:
+    """Compare the newest run of every selected task with its baselines.
+
+    ``runs`` pins the run used for a task (``check --run`` compares the runs it
+    just made, not whatever is newest on disk).
+    """
+    if targets is None:
+        targets = select_targets(config, index, source, refs)
+    version = source.format_version()
+    wrong_version = _version_problem(version, source, config) if targets else None
+    outcomes: list[Outcome] = []
+    for target in targets:
+        run = None
+        if target.key is not None:
+            run = (runs or {}).get(target.key) or index.newest(*target.key)
+        environment = target.key[0] if target.key else target.ref.environment
+        if not target.baselines:
+            for artifact in config.artifacts:
+                outcomes.append(
+                    Outcome(
+                        task=target.ref,
+                        environment=environment,
+                        artifact=artifact,
+                        verdict=Verdict.MISSING_BASELINE,
+                        run_path=_run_path(config, run, artifact),
+                        run_name=run.name if run else None,
+                        detail=f"no baseline; record it with: silo-regress record {target.ref}",
+                    )
+                )
+            continue
+        result_problem = _result_problem(config, run) if run is not None else None
+        for baseline in target.baselines:
+            outcomes.append(
+                _compare_one(
+                    config,
+                    source,
+                    baseline,
+                    environment=environment,
+                    run=run,
+                    result_problem=result_problem,
+                    wrong_version=wrong_version,
+                )
+            )
+    return Report(outcomes=tuple(outcomes), warnings=_warnings(config, index), source=source.label)
+
+
+def _version_problem(version: str | None, source: BaselineSource, config: Config) -> str | None:
+    if version == str(FORMAT_VERSION):
+        return None
+    where = f"{config.relative(config.baselines_dir)}/.silo-regress-format"
+    if version is None:
+        if not source.entries():
+            return None
+        return (
+            f"{where} is missing ({source.label}), so the baselines' format is unknown; "
+            "run `silo-regress fmt` to rewrite them in format 1"
+        )
+    return (
+        f"baselines are in format {version!r} ({where}), this silo-regress writes "
+        f"format {FORMAT_VERSION}; run `silo-regress fmt` to rewrite them"
+    )
+
+
+def _warnings(config: Config, index: RunIndex) -> tuple[str, ...]:
+    return tuple(f"{config.relative(u.path)}: skipped, {u.reason}" for u in index.unidentified)
+
+
+def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
+    return config.relative(run.path / artifact) if run is not None else None
+
+
+def _result_problem(config: Config, run: Run) -> str | None:
+    """Why the run has no result (crashed, truncated), or None when it has one."""
+    path = run.path / RESULT_FILE
+    data = read_artifact(run, RESULT_FILE)
+    if data is None:
+        return f"{config.relative(path)} is missing: the rollout crashed or is still running"
+    try:
+        doc = canonicalize(data, source=config.relative(path))
+    except InputError as exc:
+        return exc.message
+    if not isinstance(doc.value, dict):
+        return f"{config.relative(path)} is not a JSON object"
+    return None
+
+
+def _compare_one(
+    config: Config,
+    source: BaselineSource,
+    baseline: Baseline,
+    *,
+    environment: str | None,
+    run: Run | None,
+    result_problem: str | None,
+    wrong_version: str | None,
+) -> Outcome:
+    artifact = baseline.artifact
+    base = Outcome(
+        task=baseline.ref,
+        environment=environment,
+        artifact=artifact,
+        verdict=Verdict.MATCH,
+        baseline_path=config.relative(config.baselines_dir / baseline.relpath),
+        run_path=_run_path(config, run, artifact),
+        run_name=run.name if run else None,
+    )
+    if wrong_version is not None:
+        return _with(base, Verdict.FORMAT_VERSION, detail=wrong_version)
+    baseline_bytes = source.read(baseline)
+    base = _with(base, Verdict.MATCH, baseline_text=baseline_bytes)
+    if run is None:
+        return _with(
+            base,
+            Verdict.MISSING_RUN,
+            detail=f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/",
+        )
+    if result_problem is not None:
+        return _with(
+            base, Verdict.INCOMPLETE_RUN, detail=f"newest run {run.name}: {result_problem}"
+        )
+    run_source = config.relative(run.path / artifact)
+    data = read_artifact(run, artifact)
+    if data is None:
+        return _with(base, Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
+    try:
+        run_doc = canonicalize(data, source=run_source)
+    except InputError as exc:
+        return _with(base, Verdict.INCOMPLETE_RUN, detail=exc.message)
+    run_doc = _ignored(config, run_doc, artifact)
+    base = _with(base, Verdict.MATCH, run_text=run_doc.text)
+    if baseline_bytes == run_doc.text:
+        findings = _findings(config, run_doc, artifact)
+        if findings:
+            return _with(base, Verdict.VOLATILE, detail=_describe(findings, base.baseline_path))
+        return base
+    shown = source.display_path(baseline)
+    try:
+        base_doc = canonicalize(baseline_bytes, source=shown)
+    except InputError as exc:
+        return _with(base, Verdict.NOT_CANONICAL, detail=exc.message)
+    if base_doc.text != baseline_bytes:
+        return _with(
+            base,
+            Verdict.NOT_CANONICAL,
+            detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
+        )
+    findings = _findings(config, base_doc, artifact)
+    if findings:
+        return _with(base, Verdict.VOLATILE, detail=_describe(findings, shown))
+    base_doc = _ignored(config, base_doc, artifact)
+    if base_doc.text == run_doc.text:
+        return base
+    return _with(
+        base,
+        Verdict.CHANGED,
+        changes=tuple(diff_values(base_doc.value, run_doc.value)),
+        behaviour=summarize(artifact, base_doc.value, run_doc.value),
+    )
+
+
+def _with(outcome: Outcome, verdict: Verdict, **changes: Any) -> Outcome:
+    values = {**outcome.__dict__, "verdict": verdict, **changes}
+    return Outcome(**values)
+
+
+def _ignored(config: Config, doc: Document, artifact: str) -> Document:
+    if not any(p.applies_to(artifact) for p in config.ignore):
+        return doc
+    value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+    return Document(value=value, text=serialize(value))
+
+
+def _findings(config: Config, doc: Document, artifact: str) -> list[str]:
+    if not might_be_volatile(doc.text):
+        return []
+    found = scan_volatile(doc.value, artifact=artifact, exempt=config.volatile_exempt)
+    return [f"{f.pointer} ({f.reason})" for f in found]
+
+
+def _describe(findings: Sequence[str], where: str | None) -> str:
+    head = ", ".join(findings[:5])
+    more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
+    return (
+        f"{where} holds volatile content at {head}{more}; "
+        "exempt or ignore these paths in [tool.silo-regress], or fix the producer"
+    )
+
+
+# --- structural changes -------------------------------------------------------
+
+
+def diff_values(before: Any, after: Any, parts: tuple[Part, ...] = ()) -> list[Change]:
+    """Every JSON Pointer where ``before`` and ``after`` differ, in document order."""
+    out: list[Change] = []
+    _diff(before, after, parts, out)
+    return out
+
+
+def _same_leaf(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return _number(a) == _number(b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else format_number(value)
+
+
+def _diff(a: Any, b: Any, parts: tuple[Part, ...], out: list[Change]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(set(a) | set(b), key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+        for key in keys:
+            path = (*parts, key)
+            if key not in b:
+                out.append(Change(format_pointer(path), baseline=a[key]))
+            elif key not in a:
+                out.append(Change(format_pointer(path), run=b[key]))
+            else:
+                _diff(a[key], b[key], path, out)
+    elif isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            path = (*parts, i)
+            if i >= len(b):
+                out.append(Change(format_pointer(path), baseline=a[i]))
+            elif i >= len(a):
+                out.append(Change(format_pointer(path), run=b[i]))
+            else:
+                _diff(a[i], b[i], path, out)
+    elif isinstance(a, dict | list) or isinstance(b, dict | list):
+        if a != b:
+            out.append(Change(format_pointer(parts), baseline=a, run=b))
+    elif not _same_leaf(a, b):
+        out.append(Change(format_pointer(parts), baseline=a, run=b))
+
+
+# --- behaviour in agent terms -------------------------------------------------
+
+
+def show(value: Any) -> str:
+    """A short, exact rendering of a JSON value for one-line summaries."""
+    if value is MISSING:
+        return "(absent)"
+    if isinstance(value, str | int | float | bool) or value is None:
+        return serialize(value).decode("utf-8").rstrip("\n")
+    return serialize(value).decode("utf-8").replace("\n", " ").replace("  ", "")
+
+
+def summarize(artifact: str, before: Any, after: Any) -> tuple[str, ...]:
+    """What changed, in the words of someone who evaluates agents."""
+    if artifact == "result.json" and isinstance(before, dict) and isinstance(after, dict):
+        return tuple(_summarize_result(before, after))
+    if artifact == "state-diff.json" and isinstance(before, dict) and isinstance(after, dict):
+        return tuple(_summarize_state(before, after))
+    changes = diff_values(before, after)
+    return tuple(f"{c.path or '/'}: {show(c.baseline)} -> {show(c.run)}" for c in changes[:20])
+
+
+def _get(obj: dict[str, Any], key: str) -> Any:
+    return obj.get(key, MISSING)
+
+
+def _summarize_result(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    notes: list[str] = []
+    if _get(a, "passed") != _get(b, "passed"):
+        if b.get("passed") is False:
+            notes.append("now FAILS (passed: true -> false)")
+        elif b.get("passed") is True:
+            notes.append("now passes (passed: false -> true)")
+        else:
+            notes.append(f"passed: {show(_get(a, 'passed'))} -> {show(_get(b, 'passed'))}")
+    if not _same_leaf(_get(a, "reward"), _get(b, "reward")):
+        notes.append(f"reward {show(_get(a, 'reward'))} -> {show(_get(b, 'reward'))}")
+    notes.extend(_summarize_checks(_get(a, "checks"), _get(b, "checks")))
+    for key in ("terminationReason", "error"):
+        if _get(a, key) != _get(b, key):
+            notes.append(f"{key} {show(_get(a, key))} -> {show(_get(b, key))}")
+    for key in ("toolCalls", "toolErrors", "requiredPassed", "checksPassed", "checksFailed"):
+        x, y = _get(a, key), _get(b, key)
+        if x != y:
+            delta = ""
+            if isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool):
+                delta = f" ({y - x:+d})"
+            notes.append(f"{key} {show(x)} -> {show(y)}{delta}")
+    if _get(a, "agentOutput") != _get(b, "agentOutput"):
+        notes.append(
+            "agentOutput changed: "
+            + describe_text_change(_get(a, "agentOutput"), _get(b, "agentOutput"))
+        )
+    known = {
+        "passed", "reward", "checks", "terminationReason", "error", "toolCalls", "toolErrors",
+        "requiredPassed", "checksPassed", "checksFailed", "agentOutput", "failedRequired",
+        "requiredTotal",
+    }  # fmt: skip
+    for change in diff_values(
+        {k: v for k, v in a.items() if k not in known},
+        {k: v for k, v in b.items() if k not in known},
+    ):
+        notes.append(f"{change.path}: {show(change.baseline)} -> {show(change.run)}")
+    return notes
+
+
+def _summarize_checks(before: Any, after: Any) -> list[str]:
+    def by_label(checks: Any) -> dict[str, dict[str, Any]]:
+        if not isinstance(checks, list):
+            return {}
+        found: dict[str, dict[str, Any]] = {}
+        for check in checks:
+            if isinstance(check, dict) and isinstance(check.get("label"), str):
+                found.setdefault(check["label"], check)
+        return found
+
+    a, b = by_label(before), by_label(after)
+    notes = []
+    for label, old in a.items():
+        new = b.get(label)
+        if new is None:
+            notes.append(f'check "{label}" removed')
+            continue
+        if old.get("passed") != new.get("passed"):
+            was, now = _pass_word(old.get("passed")), _pass_word(new.get("passed"))
+            notes.append(f'check "{label}" {was} -> {now}')
+        for key in ("required", "detail"):
+            if old.get(key) != new.get(key):
+                was, now = show(old.get(key, MISSING)), show(new.get(key, MISSING))
+                notes.append(f'check "{label}" {key} {was} -> {now}')
+    for label, new in b.items():
+        if label not in a:
+            notes.append(f'check "{label}" added ({_pass_word(new.get("passed"))})')
+    if not notes and before != after:
+        notes.append("checks reordered")
+    return notes
+
+
+def _pass_word(value: Any) -> str:
+    return (
+        {True: "passed", False: "failed"}.get(value, show(value))
+        if isinstance(value, bool)
+        else show(value)
+    )
+
+
+_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def describe_text_change(before: Any, after: Any, *, limit: int = 400) -> str:
+    """A word-level diff of two strings (``[-old-]{+new+}``), else old -> new."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return f"{_clip(show(before), limit)} -> {_clip(show(after), limit)}"
+    if len(before) <= 60 and len(after) <= 60 and "\n" not in before + after:
+        return f"{show(before)} -> {show(after)}"
+    old, new = _WORDS.findall(before), _WORDS.findall(after)
+    pieces: list[str] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            text = "".join(old[i1:i2])
+            pieces.append(text if len(text) <= 40 else text[:18] + "…" + text[-18:])
+        else:
+            if i2 > i1:
+                pieces.append("[-" + "".join(old[i1:i2]) + "-]")
+            if j2 > j1:
+                pieces.append("{+" + "".join(new[j1:j2]) + "+}")
+    return _clip("".join(pieces).replace("\n", "⏎"), limit)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _summarize_state(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    notes: list[str] = []
+    ca = _as_dict(a.get("collections"))
+    cb = _as_dict(b.get("collections"))
+    for name in sorted(set(ca) | set(cb)):
+        old, new = ca.get(name, {}), cb.get(name, {})
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            if old != new:
+                notes.append(f"{name}: {show(old)} -> {show(new)}")
+            continue
+        for kind in sorted(set(old) | set(new)):
+            x, y = old.get(kind, []), new.get(kind, [])
+            if x == y:
+                continue
+            if isinstance(x, list) and isinstance(y, list):
+                gained = [i for i in y if i not in x]
+                lost = [i for i in x if i not in y]
+                parts = [f"+{_id(i)}" for i in gained] + [f"-{_id(i)}" for i in lost]
+                if not parts:
+                    parts = ["same ids, new order"]
+                notes.append(f"{name}.{kind}: {' '.join(parts)}")
+            else:
+                notes.append(f"{name}.{kind}: {show(x)} -> {show(y)}")
+    notes.extend(_summarize_scalars(a.get("scalars"), b.get("scalars")))
+    rest = diff_values(
+        {k: v for k, v in a.items() if k not in {"collections", "scalars"}},
+        {k: v for k, v in b.items() if k not in {"collections", "scalars"}},
+    )
+    notes.extend(f"{c.path}: {show(c.baseline)} -> {show(c.run)}" for c in rest)
+    return notes
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _id(value: Any) -> str:
+    return value if isinstance(value, str) else show(value)
+
+
+def _summarize_scalars(before: Any, after: Any) -> list[str]:
+    def by_field(entries: Any) -> dict[str, Any]:
+        if not isinstance(entries, list):
+            return {}
+        return {
+            e["field"]: e
+            for e in entries
+            if isinstance(e, dict) and isinstance(e.get("field"), str)
+        }
+
+    a, b = by_field(before), by_field(after)
+    notes = []
+    for name in list(a) + [n for n in b if n not in a]:
+        old, new = a.get(name), b.get(name)
+        if old == new:
+            continue
+        if new is None:
+            notes.append(f"scalar {name} no longer changes (was {_transition(old)})")
+        elif old is None:
+            notes.append(f"scalar {name} now changes: {_transition(new)}")
+        else:
+            notes.append(f"scalar {name}: {_transition(old)} became {_transition(new)}")
+    if not notes and before != after:
+        notes.append("scalars reordered")
+    return notes
+
+
+def _transition(entry: Any) -> str:
+    if not isinstance(entry, dict):
+        return show(entry)
+    return f"{show(entry.get('from', MISSING))} -> {show(entry.get('to', MISSING))}"
+
+
+def one_line(behaviour: Iterable[str], *, limit: int = 3) -> str:
+    notes = list(behaviour)
+    if not notes:
+        return "no behavioural difference"
+    head = "; ".join(notes[:limit])
+    return head + (f"; +{len(notes) - limit} more" if len(notes) > limit else "")

@@ -1,0 +1,97 @@
+"""One row per task for ``status``: baselines, newest run, verdict, and loose ends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from silo_regress.baselines import BaselineSource
+from silo_regress.compare import Report, Target, Verdict, check, select_targets
+from silo_regress.config import Config
+from silo_regress.runs import RunIndex
+from silo_regress.taskref import TaskRef
+
+# The verdict a task shows is its worst artifact's: the one that needs action first.
+_SEVERITY = [
+    Verdict.MATCH,
+    Verdict.CHANGED,
+    Verdict.MISSING_BASELINE,
+    Verdict.MISSING_RUN,
+    Verdict.INCOMPLETE_RUN,
+    Verdict.VOLATILE,
+    Verdict.NOT_CANONICAL,
+    Verdict.FORMAT_VERSION,
+]
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    task: TaskRef
+    environment: str | None
+    baselines: tuple[str, ...]
+    newest_run: str | None
+    run_age_seconds: float | None
+    verdict: Verdict | None
+    note: str  # "", "untracked" (runs, no baseline) or "orphaned" (baseline, no run)
+    git_state: str = ""
+
+
+@dataclass(frozen=True)
+class Status:
+    rows: tuple[StatusRow, ...]
+    report: Report
+
+
+def build_status(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    *,
+    now: datetime | None = None,
+) -> Status:
+    targets = select_targets(config, index, source)
+    report = check(config, index, source, targets=targets)
+    by_task: dict[TaskRef, list[Verdict]] = {}
+    for outcome in report.outcomes:
+        by_task.setdefault(outcome.task, []).append(outcome.verdict)
+    rows = [_tracked_row(t, index, by_task.get(t.ref, []), now) for t in targets]
+    covered = {t.key for t in targets if t.key is not None}
+    for environment, task_id in index.task_keys():
+        if (environment, task_id) in covered:
+            continue
+        newest = index.newest(environment, task_id)
+        ref = (
+            TaskRef(task_id, environment)
+            if len(index.environments_of(task_id)) > 1
+            else TaskRef(task_id)
+        )
+        rows.append(
+            StatusRow(
+                task=ref,
+                environment=environment,
+                baselines=(),
+                newest_run=newest.name if newest else None,
+                run_age_seconds=newest.age_seconds(now) if newest else None,
+                verdict=None,
+                note="untracked",
+            )
+        )
+    rows.sort(key=lambda r: (r.task.task_id, r.environment or ""))
+    return Status(rows=tuple(rows), report=report)
+
+
+def _tracked_row(
+    target: Target, index: RunIndex, verdicts: Sequence[Verdict], now: datetime | None
+) -> StatusRow:
+    newest = index.newest(*target.key) if target.key else None
+    verdict = max(verdicts, key=_SEVERITY.index) if verdicts else None
+    return StatusRow(
+        task=target.ref,
+        environment=target.key[0] if target.key else target.ref.environment,
+        baselines=tuple(b.artifact for b in target.baselines),
+        newest_run=newest.name if newest else None,
+        run_age_seconds=newest.age_seconds(now) if newest else None,
+        verdict=verdict,
+        note="orphaned" if newest is None else "",
+    )

@@ -1,0 +1,47 @@
+"""The JSON report of DESIGN.md: one document, exact enough for scripts to act on."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from silo_regress.compare import MISSING, Change, Report
+
+
+def change_json(change: Change) -> dict[str, Any]:
+    item: dict[str, Any] = {"path": change.path}
+    if change.baseline is not MISSING:
+        item["baseline"] = change.baseline
+    if change.run is not MISSING:
+        item["run"] = change.run
+    return item
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "summary": report.summary(),
+        "results": [
+            {
+                "task": str(o.task),
+                "environment": o.environment,
+                "artifact": o.artifact,
+                "status": o.verdict.value,
+                "baseline": o.baseline_path,
+                "run": o.run_path,
+                "runId": o.run_name,
+                "detail": o.detail,
+                "behaviour": list(o.behaviour),
+                "changes": [change_json(c) for c in o.changes],
+            }
+            for o in report.outcomes
+        ],
+    }
+
+
+def render_json(report: Report) -> str:
+    return dumps(report_json(report))
+
+
+def dumps(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,224 @@
+"""Reports as text for people: check, record and status. Values in, strings out.
+
+pygments is imported only when colour is on, so the plain hook path never pays
+for it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from silo_regress.compare import Outcome, Report, Verdict
+from silo_regress.overview import Status
+from silo_regress.recorder import FileState, Recording
+
+DIFF_LINE_CAP = 200
+_FAIL_WORD = {
+    Verdict.CHANGED: "CHANGED",
+    Verdict.MISSING_BASELINE: "MISSING BASELINE",
+    Verdict.MISSING_RUN: "MISSING RUN",
+    Verdict.INCOMPLETE_RUN: "INCOMPLETE RUN",
+    Verdict.NOT_CANONICAL: "NOT CANONICAL",
+    Verdict.VOLATILE: "VOLATILE",
+    Verdict.FORMAT_VERSION: "FORMAT VERSION",
+    Verdict.MATCH: "match",
+}
+_ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "bold": "\x1b[1m"}
+
+
+@dataclass(frozen=True)
+class Palette:
+    color: bool
+
+    def paint(self, text: str, *styles: str) -> str:
+        if not self.color or not styles:
+            return text
+        return "".join(_ANSI[s] for s in styles) + text + "\x1b[0m"
+
+
+def task_label(outcome: Outcome) -> str:
+    """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
+    if outcome.task.qualified or outcome.environment is None:
+        return str(outcome.task)
+    return f"{outcome.task} ({outcome.environment})"
+
+
+# --- text ---------------------------------------------------------------------
+
+
+def render_text(
+    report: Report,
+    *,
+    color: bool = False,
+    cap: int = DIFF_LINE_CAP,
+    show_matches: bool = False,
+    headline: str | None = None,
+) -> str:
+    """The check report: every failing artifact in agent terms, then a summary."""
+    palette = Palette(color)
+    out: list[str] = []
+    for outcome in report.outcomes:
+        if outcome.ok:
+            if show_matches:
+                out.append(
+                    f"{palette.paint('ok', 'green')}  {task_label(outcome)}  {outcome.artifact}"
+                )
+            continue
+        out.extend(render_outcome(outcome, palette=palette, cap=cap))
+        out.append("")
+    out.append(summary_line(report, palette=palette, headline=headline))
+    hint = accept_hint(report)
+    if hint:
+        out.append(hint)
+    return "\n".join(out) + "\n"
+
+
+def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_CAP) -> list[str]:
+    word = _FAIL_WORD[outcome.verdict]
+    out = [
+        palette.paint(f"{word}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
+        + (f"  (run {outcome.run_name})" if outcome.run_name else "")
+    ]
+    if outcome.baseline_path:
+        out.append(f"  baseline: {outcome.baseline_path}")
+    if outcome.run_path:
+        out.append(f"  run:      {outcome.run_path}")
+    if outcome.detail:
+        out.append(f"  {outcome.detail}")
+    if outcome.behaviour:
+        out.append("  behaviour:")
+        out.extend(f"    - {note}" for note in outcome.behaviour)
+    if outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
+        out.append("  diff (- baseline, + run):")
+        diff = unified_diff(
+            outcome.baseline_text,
+            outcome.run_text or b"",
+            before_name=outcome.baseline_path or "baseline",
+            after_name=(outcome.run_path or "run") + " (canonical)",
+            cap=cap,
+        )
+        out.extend("    " + line for line in highlight_diff(diff, color=palette.color))
+    return out
+
+
+def unified_diff(
+    before: bytes, after: bytes, *, before_name: str, after_name: str, cap: int = DIFF_LINE_CAP
+) -> list[str]:
+    """A unified diff of two canonical files, capped at ``cap`` lines."""
+    a_name, b_name = before_name, after_name
+    a = before.decode("utf-8", "replace").splitlines()
+    b = after.decode("utf-8", "replace").splitlines()
+    lines = list(difflib.unified_diff(a, b, fromfile=a_name, tofile=b_name, lineterm="", n=3))
+    if cap and len(lines) > cap:
+        left = len(lines) - cap
+        note = f"... {left} more diff lines not shown; the full files are {a_name} and {b_name}"
+        lines = [*lines[:cap], note]
+    return lines
+
+
+def highlight_diff(lines: Sequence[str], *, color: bool) -> list[str]:
+    if not color or not lines:
+        return list(lines)
+    from pygments import highlight
+    from pygments.formatters import TerminalFormatter
+    from pygments.lexers import DiffLexer
+
+    text: str = highlight("\n".join(lines) + "\n", DiffLexer(), TerminalFormatter())
+    return text.rstrip("\n").split("\n")
+
+
+def summary_line(report: Report, *, palette: Palette, headline: str | None = None) -> str:
+    counts = report.summary()
+    tasks = len({(o.task, o.environment) for o in report.outcomes})
+    where = "" if report.source == "working tree" else f" (baselines from {report.source})"
+    if not report.outcomes:
+        return headline or f"no baselines to check{where}"
+    parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
+    artifacts = len(report.outcomes)
+    text = (
+        f"{parts} ({artifacts} artifact{'s' * (artifacts != 1)} "
+        f"of {tasks} task{'s' * (tasks != 1)}){where}"
+    )
+    if headline:
+        text = f"{headline}: {text}"
+    return palette.paint(text, "green" if report.ok else "red")
+
+
+def accept_hint(report: Report) -> str:
+    refs = sorted(
+        {str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED},
+    )
+    if not refs:
+        return ""
+    return "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
+
+
+# --- record, status -----------------------------------------------------------
+
+
+def render_recordings(recordings: Iterable[Recording], *, color: bool = False) -> str:
+    palette = Palette(color)
+    style = {FileState.NEW: ("green",), FileState.CHANGED: ("yellow",), FileState.UNCHANGED: ()}
+    out = []
+    for recording in recordings:
+        out.append(
+            f"{recording.ref}: from run {recording.run.name} "
+            f"({recording.run.environment}, started {recording.run.started_at})"
+        )
+        for file in recording.files:
+            out.append(
+                f"  {palette.paint(f'{file.state.value:<9}', *style[file.state])} {file.path}"
+            )
+    return "\n".join(out) + "\n"
+
+
+def format_age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = max(seconds, 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return f"{int(seconds)}s ago"
+
+
+def render_status(status: Status, *, color: bool = False) -> str:
+    palette = Palette(color)
+    header = ("TASK", "ENVIRONMENT", "BASELINES", "NEWEST RUN", "AGE", "VERDICT", "GIT")
+    rows = []
+    for row in status.rows:
+        verdict = row.verdict.value if row.verdict else "-"
+        if row.note:
+            verdict = f"{verdict} ({row.note})" if row.verdict else row.note
+        rows.append(
+            (
+                str(row.task),
+                row.environment or "-",
+                ",".join(a.removesuffix(".json") for a in row.baselines) or "-",
+                row.newest_run or "-",
+                format_age(row.run_age_seconds),
+                verdict,
+                row.git_state or "-",
+            )
+        )
+    show_git = any(r[6] != "-" for r in rows)
+    columns = header if show_git else header[:-1]
+    table = [columns, *[r[: len(columns)] for r in rows]]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    out = []
+    for n, r in enumerate(table):
+        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip()
+        if n and r[5] not in ("match",) and color:
+            line = palette.paint(line, "yellow" if "untracked" in r[5] else "red")
+        out.append(line)
+    if not status.rows:
+        out.append("(no baselines and no runs)")
+    counts = status.report.summary()
+    untracked = sum(1 for r in status.rows if r.note == "untracked")
+    orphaned = sum(1 for r in status.rows if r.note == "orphaned")
+    tail = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no baselines"
+    out.append("")
+    out.append(f"{len(status.rows)} tasks: {tail}; {untracked} untracked, {orphaned} orphaned")
+    return "\n".join(out) + "\n"

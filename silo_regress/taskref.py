@@ -1,0 +1,65 @@
+"""Task references (``TASK-002``, ``crm-west/TASK-002``) and the names inside them.
+
+Environment names and task ids come from run files written by someone else's
+program, so they are untrusted: a name that could climb out of the baselines
+directory, hide as a dotfile or carry control characters is refused here, once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from silo_regress.errors import TaskRefError
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
+def unsafe_reason(name: str) -> str | None:
+    """Why ``name`` cannot be a path component of a baseline, or None when it can."""
+    if not name:
+        return "it is empty"
+    if name in {".", ".."} or ".." in name.split("."):
+        return "it contains '..'"
+    if name.startswith("."):
+        return "it starts with a dot"
+    if _UNSAFE.search(name):
+        return "it contains a path separator or a control character"
+    if len(name.encode("utf-8")) > 200:
+        return "it is longer than 200 bytes"
+    return None
+
+
+@dataclass(frozen=True, order=True)
+class TaskRef:
+    """A task, qualified by its environment or not."""
+
+    task_id: str
+    environment: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.environment}/{self.task_id}" if self.environment else self.task_id
+
+    @property
+    def qualified(self) -> bool:
+        return self.environment is not None
+
+    def sort_key(self) -> tuple[str, str]:
+        return (self.environment or "", self.task_id)
+
+
+def parse_ref(text: str) -> TaskRef:
+    """Parse a ref given by a user; raise :class:`TaskRefError` for an unsafe one."""
+    parts = text.split("/")
+    if len(parts) > 2 or text.startswith("/"):
+        raise TaskRefError(
+            f"task ref {text!r} is not TASK-ID or ENV/TASK-ID "
+            "(a baseline can never be written outside the baselines directory)"
+        )
+    for part in parts:
+        reason = unsafe_reason(part)
+        if reason is not None:
+            raise TaskRefError(f"task ref {text!r} is refused: {reason}")
+    if len(parts) == 2:
+        return TaskRef(task_id=parts[1], environment=parts[0])
+    return TaskRef(task_id=parts[0])

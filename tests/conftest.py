@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from silofixture import GIT_IDENTITY, SiloProject, make_project
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No user's git config, colour setting or CI variables leak into a test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for key, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    for key in ("NO_COLOR", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GIT_DIR", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    yield
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> SiloProject:
+    """An empty Silo project with default configuration."""
+    return make_project(tmp_path / "project")
