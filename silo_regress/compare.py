@@ -221,8 +221,19 @@ def _version_problem(version: str | None, source: BaselineSource, config: Config
     )
 
 
-def _warnings(config: Config, index: RunIndex) -> tuple[str, ...]:
-    return tuple(f"{config.relative(u.path)}: skipped, {u.reason}" for u in index.unidentified)
+def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, ...]:
+    """One line per skipped run directory, folded per reason when there are many."""
+    by_reason: dict[str, list[str]] = {}
+    for item in index.unidentified:
+        by_reason.setdefault(item.reason, []).append(config.relative(item.path))
+    lines = []
+    for reason, paths in by_reason.items():
+        if len(paths) <= shown:
+            lines.extend(f"{path}: skipped, {reason}" for path in paths)
+        else:
+            head, rest = ", ".join(paths[:shown]), len(paths) - shown
+            lines.append(f"{len(paths)} run directories skipped, {reason}: {head} and {rest} more")
+    return tuple(lines)
 
 
 def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
@@ -443,11 +454,7 @@ def _summarize_result(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
             if isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool):
                 delta = f" ({y - x:+d})"
             notes.append(f"{key} {show(x)} -> {show(y)}{delta}")
-    if _get(a, "agentOutput") != _get(b, "agentOutput"):
-        notes.append(
-            "agentOutput changed: "
-            + describe_text_change(_get(a, "agentOutput"), _get(b, "agentOutput"))
-        )
+    notes.extend(_summarize_output(_get(a, "agentOutput"), _get(b, "agentOutput")))
     known = {
         "passed", "reward", "checks", "terminationReason", "error", "toolCalls", "toolErrors",
         "requiredPassed", "checksPassed", "checksFailed", "agentOutput", "failedRequired",
@@ -458,6 +465,22 @@ def _summarize_result(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         {k: v for k, v in b.items() if k not in known},
     ):
         notes.append(f"{change.path}: {show(change.baseline)} -> {show(change.run)}")
+    return notes
+
+
+def _summarize_output(before: Any, after: Any, *, limit: int = 6) -> list[str]:
+    """agentOutput: a word diff for text, the changed members for objects and arrays."""
+    containers = isinstance(before, dict | list), isinstance(after, dict | list)
+    if (before == after) if any(containers) else _same_leaf(before, after):
+        return []
+    if not all(containers):
+        return ["agentOutput changed: " + describe_text_change(before, after)]
+    changes = diff_values(before, after, ("agentOutput",))
+    notes = [
+        f"{c.path}: " + describe_text_change(c.baseline, c.run, limit=200) for c in changes[:limit]
+    ]
+    if len(changes) > limit:
+        notes.append(f"agentOutput: {len(changes) - limit} more changed values")
     return notes
 
 
