@@ -29,6 +29,8 @@ _UNSAFE_NUMBER = re.compile(rb"[0-9]\.0(?![0-9])|[0-9][eE]")
 # UTF-8 lead bytes of U+E000 and above: only keys with such characters sort
 # differently in UTF-16 code units (RFC 8785) than in code points (orjson).
 _HIGH_LEAD = re.compile(rb"[\xee-\xf4]")
+# What a file cut off inside a literal or number leaves where the parser stops.
+_PARTIAL_TOKEN = re.compile(r"t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|-|\.|[eE][+-]?")
 _CONFLICT = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
 
 _ESCAPES = {
@@ -131,7 +133,7 @@ def parse(data: bytes, *, source: str) -> Any:
             ) from None
         if not text.strip():
             raise InputError(f"{source}: is empty") from None
-        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        if _ends_early(text, exc):
             raise InputError(
                 f"{source}: ends early at line {exc.lineno} column {exc.colno} (truncated file?)"
             ) from None
@@ -146,6 +148,14 @@ def parse(data: bytes, *, source: str) -> Any:
         except RecursionError:
             raise _too_deep(source) from None
     return value
+
+
+def _ends_early(text: str, exc: json.JSONDecodeError) -> bool:
+    """True when the text stops inside a value, as a file cut off mid-write does."""
+    if exc.msg.startswith("Unterminated string"):  # only said at the end of the text
+        return True
+    rest = text[exc.pos :].rstrip()
+    return rest == "" or _PARTIAL_TOKEN.fullmatch(rest) is not None
 
 
 def _too_deep(source: str) -> InputError:
