@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from silo_regress.errors import InputError, TaskRefError
+from silo_regress.config import Config
+from silo_regress.errors import GitError, InputError, TaskRefError
 from silo_regress.taskref import TaskRef, unsafe_reason
 
 FORMAT_FILE = ".silo-regress-format"
+INDEX_LABEL = "git index"  # the label of baselines read from the index
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,10 @@ class BaselineStore:
             return (self.root / FORMAT_FILE).read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             return None
+        except NotADirectoryError:
+            raise InputError(
+                f"{self.root}: baselines directory is a file, not a directory"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{self.root / FORMAT_FILE}: cannot read: {exc}") from None
 
@@ -189,12 +196,91 @@ class MappingSource:
         return f"{self.display_root}/{baseline.relpath} ({self.label})"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old bytes or the new, never half.
+def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSource:
+    """The baselines as staged in the git index, or as of the commit ``ref`` names."""
+    from silo_regress import gitio
 
-    The temporary file lives in the same directory, so the rename cannot cross
-    file systems; it is fsynced before the rename, and the directory after it.
+    repo = gitio.find_repository(config.project)
+    directory = repo.path_of(config.baselines_dir)
+    shown = config.relative(config.baselines_dir)
+    if staged or ref is None:
+        index = gitio.read_index(repo, directory)
+        unmerged = [
+            p
+            for p in index.conflicted
+            if p == FORMAT_FILE or parse_relpath(p, config.artifacts) is not None
+        ]
+        if unmerged:
+            raise GitError(
+                f"{shown}/{unmerged[0]}: unmerged in the git index (a merge conflict"
+                + (f", with {len(unmerged) - 1} more" if len(unmerged) > 1 else "")
+                + "); resolve it, re-record the task if needed, then `git add` it"
+            )
+        return MappingSource(index.files, config.artifacts, INDEX_LABEL, shown)
+    commit = gitio.resolve_commit(repo, ref)
+    return MappingSource(gitio.read_tree(repo, commit, directory), config.artifacts, ref, shown)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old bytes or the new, never half."""
+    write_all_atomic([(path, data)])
+
+
+def write_all_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write several files so that each gets its new bytes, or none of them changes.
+
+    Every file is first written in full to a temporary file in its own directory (so
+    the rename cannot cross file systems) and fsynced; only then are they renamed
+    into place, and a failed rename puts back the files already renamed. A new file
+    gets the mode the umask allows, a replaced one keeps its own: mkstemp's 0600
+    would hide baselines from everyone else on a shared checkout.
     """
+    previous: list[bytes | None] = []
+    staged: list[tuple[Path, str]] = []
+    try:
+        for path, data in files:
+            previous.append(_read_previous(path))
+            staged.append((path, _stage(path, data)))
+    except BaseException:
+        _discard(tmp for _, tmp in staged)
+        raise
+    done = 0
+    try:
+        for path, tmp in staged:
+            os.replace(tmp, path)
+            done += 1
+    except BaseException as exc:
+        _discard(tmp for _, tmp in staged[done:])
+        for (path, _), old in zip(staged[:done], previous[:done], strict=True):
+            _put_back(path, old)
+        if isinstance(exc, OSError):
+            failed = staged[done][0]
+            raise InputError(
+                f"{failed}: cannot write: {exc.strerror or exc}; no baseline was changed"
+            ) from None
+        raise
+    for directory in dict.fromkeys(path.parent for path, _ in staged):
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+
+def _read_previous(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, so it cannot be written as a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read before replacing it: {exc.strerror}") from None
+
+
+def _stage(path: Path, data: bytes) -> str:
+    """Write ``data`` to a fsynced temporary file beside ``path``; return its name."""
     directory = path.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -203,19 +289,37 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _mode_for(path))
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        _discard([tmp])
         if isinstance(exc, OSError):
             raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
         raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    return tmp
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0o022)  # the only way to read it is to set it
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _put_back(path: Path, old: bytes | None) -> None:
+    """Best effort: undo one rename of a failed :func:`write_all_atomic`."""
+    with contextlib.suppress(OSError, InputError):
+        if old is None:
+            path.unlink()
+        else:
+            os.replace(_stage(path, old), path)
+
+
+def _discard(temporaries: Iterable[str]) -> None:
+    for tmp in temporaries:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

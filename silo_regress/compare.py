@@ -87,6 +87,7 @@ class Report:
     outcomes: tuple[Outcome, ...]
     warnings: tuple[str, ...] = ()
     source: str = "working tree"
+    shard: tuple[int, int] | None = None  # (K, N) of check --shard K/N
 
     @property
     def ok(self) -> bool:
@@ -226,7 +227,7 @@ def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, 
     by_reason: dict[str, list[str]] = {}
     for item in index.unidentified:
         by_reason.setdefault(item.reason, []).append(config.relative(item.path))
-    lines = []
+    lines: list[str] = []
     for reason, paths in by_reason.items():
         if len(paths) <= shown:
             lines.extend(f"{path}: skipped, {reason}" for path in paths)
@@ -344,7 +345,7 @@ def _ignored(config: Config, doc: Document, artifact: str) -> Document:
 def _findings(config: Config, doc: Document, artifact: str) -> list[str]:
     if not might_be_volatile(doc.text):
         return []
-    found = scan_volatile(doc.value, artifact=artifact, exempt=config.volatile_exempt)
+    found = scan_volatile(doc.value, artifact=artifact, exempt=config.scan_exempt)
     return [f"{f.pointer} ({f.reason})" for f in found]
 
 
@@ -415,7 +416,9 @@ def show(value: Any) -> str:
         return "(absent)"
     if isinstance(value, str | int | float | bool) or value is None:
         return serialize(value).decode("utf-8").rstrip("\n")
-    return serialize(value).decode("utf-8").replace("\n", " ").replace("  ", "")
+    # One line per member in canonical form (newlines inside strings are escaped).
+    lines = serialize(value).decode("utf-8").rstrip("\n").split("\n")
+    return "".join(line.strip(" ") + (" " if line.endswith(",") else "") for line in lines)
 
 
 def summarize(artifact: str, before: Any, after: Any) -> tuple[str, ...]:

@@ -46,6 +46,11 @@ class Config:
         except ValueError:
             return str(path)
 
+    @property
+    def scan_exempt(self) -> tuple[PathPattern, ...]:
+        """Paths the volatile scan skips: exempted ones, and ignored ones (their key stays)."""
+        return self.volatile_exempt + self.ignore
+
     def settings_for(self, environment: str) -> EnvironmentSettings:
         own = self.environments.get(environment, EnvironmentSettings())
         return EnvironmentSettings(

@@ -58,7 +58,7 @@ def format_baselines(config: Config, paths: Sequence[Path], *, check_only: bool)
             continue
         artifact = _artifact_of(config, store, path)
         if might_be_volatile(doc.text):
-            findings = scan_volatile(doc.value, artifact=artifact, exempt=config.volatile_exempt)
+            findings = scan_volatile(doc.value, artifact=artifact, exempt=config.scan_exempt)
             if findings:
                 where = ", ".join(f"{f.pointer} ({f.reason})" for f in findings[:5])
                 lines.append(f"volatile        {shown}: {where}")

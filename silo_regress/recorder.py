@@ -167,7 +167,7 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
             doc = canonicalize(data, source=source)
             value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
             text = doc.text if value is doc.value else serialize(value)
-            for finding in scan_volatile(value, artifact=artifact, exempt=config.volatile_exempt):
+            for finding in scan_volatile(value, artifact=artifact, exempt=config.scan_exempt):
                 problems.append(f"{source} at {finding.pointer}: {finding.reason}")
             path = store.path_for(choice.ref, artifact)
             old = store.read_existing(choice.ref, artifact)
@@ -191,12 +191,16 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
 
 
 def write(config: Config, store: BaselineStore, recordings: Sequence[Recording]) -> None:
-    from silo_regress.baselines import write_atomic
+    """Write every new or changed file in one go: all of them, or (on failure) none."""
+    from silo_regress.baselines import write_all_atomic
 
     store.prepare()
+    files = [
+        (store.path_for(file.ref, file.artifact), file.data)
+        for recording in recordings
+        for file in recording.files
+        if file.state is not FileState.UNCHANGED
+    ]
     if store.format_version() is None:
-        store.write_format_version(FORMAT_VERSION)
-    for recording in recordings:
-        for file in recording.files:
-            if file.state is not FileState.UNCHANGED:
-                write_atomic(store.path_for(file.ref, file.artifact), file.data)
+        files.append((store.root / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode()))
+    write_all_atomic(files)
