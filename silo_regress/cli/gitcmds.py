@@ -1,0 +1,139 @@
+"""The git-aware commands: log, init, install-hook, and ``diff --from``."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from silo_regress.cli.app import Globals, _globals, _handled, _out, _refs, _setup, app
+from silo_regress.errors import ConfigError, UsageError
+
+
+class HistoryFormat(enum.StrEnum):
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    JSON = "json"
+
+
+def diff_between(
+    g: Globals,
+    config: Any,
+    *,
+    from_ref: str,
+    to_ref: str | None,
+    refs: list[str],
+    output_format: str,
+) -> int:
+    """``diff --from A [--to B]``: tasks whose baselines differ between two commits."""
+    from silo_regress.baselines import BaselineStore, git_source
+    from silo_regress.history import diff_sources
+    from silo_regress.render.history import render_source_diff
+
+    if output_format not in {f.value for f in HistoryFormat}:
+        raise UsageError(f"diff --from prints text, markdown or json, not {output_format}")
+    before = git_source(config, ref=from_ref, staged=False)
+    after = (
+        git_source(config, ref=to_ref, staged=False)
+        if to_ref is not None
+        else BaselineStore(
+            config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
+        )
+    )
+    result = diff_sources(config, before, after, _refs(refs))
+    _out(render_source_diff(result, output_format, color=g.use_color()))
+    return 0
+
+
+@app.command()
+@_handled
+def log(
+    ctx: typer.Context,
+    ref: Annotated[str, typer.Argument(help="The task: TASK-002 or ENV/TASK-002.")],
+    output_format: Annotated[
+        HistoryFormat, typer.Option("--format", help="text, markdown (a table) or json.")
+    ] = HistoryFormat.TEXT,
+) -> int:
+    """Every commit that changed a task's baselines, newest first, with what changed.
+
+    Each line: short hash, date, author, subject, and the behaviour summary of the
+    change (reward 1 -> 0.75, check "X" passed -> failed, +AUD-0003). In a shallow
+    clone it says where history stops.
+    """
+    from silo_regress.history import task_log
+    from silo_regress.render.history import render_log
+
+    g, config = _setup(ctx)
+    (task,) = _refs([ref])
+    _out(render_log(task_log(config, task), output_format.value, color=g.use_color()))
+    return 0
+
+
+@app.command()
+@_handled
+def init(ctx: typer.Context) -> int:
+    """Set a repository up for silo-regress; running it again changes nothing.
+
+    Adds [tool.silo-regress] to pyproject.toml if absent, writes
+    baselines/.gitattributes (git never converts baseline bytes; diffs as text),
+    adds .silo/ to .gitignore, then prints a .pre-commit-config.yaml and a GitHub
+    Actions job to copy.
+    """
+    from silo_regress import scaffold
+    from silo_regress.config import load_config
+
+    g = _globals(ctx)
+    project = g.project.resolve()
+    if not project.is_dir():
+        raise ConfigError(f"{project}: project directory does not exist")
+    steps = [scaffold.add_config_section(project)]
+    config = load_config(project)
+    steps.append(scaffold.write_gitattributes(config.baselines_dir))
+    steps.append(scaffold.ignore_runs(project))
+    for step in steps:
+        _out(f"{step.state.value:<10} {config.relative(step.path)}: {step.what}\n")
+    _out(
+        "\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml "
+        "and run `pre-commit install`\n(or run `silo-regress install-hook` for a plain git "
+        "hook):\n\n"
+        + _indent(scaffold.pre_commit_snippet(config))
+        + "\nCheck every push and pull request: .github/workflows/behaviour.yml\n\n"
+        + _indent(scaffold.actions_job())
+    )
+    return 0
+
+
+def _indent(text: str) -> str:
+    return "".join(f"    {line}" if line.strip() else line for line in text.splitlines(True))
+
+
+@app.command(name="install-hook")
+@_handled
+def install_hook(
+    ctx: typer.Context,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a pre-commit hook someone else wrote.")
+    ] = False,
+) -> int:
+    """Write .git/hooks/pre-commit running `silo-regress check --staged --allow-no-runs`.
+
+    For repositories without the pre-commit framework. The hook blocks a commit
+    when the newest local runs differ from the staged baselines, and passes when
+    there are no runs at all. An existing hook is only replaced with --force.
+    """
+    from silo_regress import gitio, scaffold
+
+    _, config = _setup(ctx)
+    repo = gitio.find_repository(config.project)
+    path = gitio.hook_path(repo, "pre-commit")
+    own = Path(sys.executable).parent / "silo-regress"
+    script = scaffold.hook_script(
+        executable=own if own.is_file() else None, project=repo.path_of(config.project)
+    )
+    state = scaffold.install_hook(path, script, force=force)
+    shown = config.relative(path)
+    _out(f"{state.value:<10} {shown}: runs silo-regress {' '.join(scaffold.HOOK_COMMAND)}\n")
+    return 0

@@ -1,0 +1,311 @@
+"""Baselines across git history: what changed between two commits, a task's log.
+
+Values only: each change carries the behaviour summary of :mod:`compare` (checks
+flipped, reward, state changes), so a pull request's effect reads in agent terms.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from silo_regress import gitio
+from silo_regress.baselines import Baseline, BaselineSource, baseline_relpath, parse_relpath
+from silo_regress.canonical import apply_ignores, canonicalize
+from silo_regress.compare import Change, diff_values, one_line, show, summarize
+from silo_regress.config import Config
+from silo_regress.errors import GitError, InputError, TaskRefError
+from silo_regress.overview import Status, StatusRow
+from silo_regress.taskref import TaskRef
+
+# What a new state-diff.json is read against: a rollout that changed nothing.
+_UNTOUCHED_STATE: dict[str, Any] = {"scalars": [], "collections": {}}
+
+
+class ChangeKind(enum.StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+    FORMAT = "format-only"  # other bytes, same values: a `fmt` rewrite
+    UNREADABLE = "unreadable"  # one side does not parse (conflict markers, bad JSON)
+    SNAPSHOT = "snapshot"  # the edge of a shallow clone: no parent to compare with
+
+
+@dataclass(frozen=True)
+class ArtifactChange:
+    artifact: str
+    kind: ChangeKind
+    behaviour: tuple[str, ...] = ()
+    detail: str | None = None
+    changes: tuple[Change, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    task: TaskRef
+    artifacts: tuple[ArtifactChange, ...]
+
+
+@dataclass(frozen=True)
+class SourceDiff:
+    """Baselines between two sources (commits, or a commit and the working tree)."""
+
+    before: str
+    after: str
+    tasks: tuple[TaskChange, ...]
+    unchanged: int  # tasks present on both sides with identical bytes
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    commit: gitio.CommitInfo
+    artifacts: tuple[ArtifactChange, ...]
+
+
+@dataclass(frozen=True)
+class TaskLog:
+    task: TaskRef
+    paths: tuple[str, ...]  # relative to the top of the repository
+    entries: tuple[LogEntry, ...]
+    shallow_edge: str | None  # short hash where a shallow clone's history stops
+
+
+def summary_of(changes: Iterable[ArtifactChange], *, each: int = 3) -> str:
+    """One line for a task: the first notes of every artifact, then a count of the rest.
+
+    A result.json change has many notes (check flips, then their counts), so a
+    plain cut would never reach what state-diff.json says the agent did.
+    """
+    head: list[str] = []
+    rest: list[str] = []
+    for change in changes:
+        notes = list(change.behaviour) or ([change.detail] if change.detail else [])
+        head.extend(notes[:each])
+        rest.extend(notes[each:])
+    return one_line(head + rest, limit=min(max(len(head), 1), 5))
+
+
+# --- comparing two versions of one artifact --------------------------------------
+
+
+def compare_versions(
+    config: Config,
+    artifact: str,
+    before: bytes | None,
+    after: bytes | None,
+    *,
+    before_name: str,
+    after_name: str,
+) -> ArtifactChange | None:
+    """How ``after`` differs from ``before`` (None: an absent side), or None if identical."""
+    if before == after:
+        return None
+    try:
+        old = None if before is None else _value(config, artifact, before, before_name)
+        new = None if after is None else _value(config, artifact, after, after_name)
+    except InputError as exc:
+        return ArtifactChange(artifact, ChangeKind.UNREADABLE, detail=exc.message)
+    if before is None:
+        return ArtifactChange(artifact, ChangeKind.ADDED, behaviour=describe(artifact, new))
+    if after is None:
+        return ArtifactChange(artifact, ChangeKind.REMOVED, behaviour=("baseline removed",))
+    changes = tuple(diff_values(old, new))
+    if not changes:
+        return ArtifactChange(
+            artifact, ChangeKind.FORMAT, behaviour=("same values, other bytes (format only)",)
+        )
+    return ArtifactChange(
+        artifact,
+        ChangeKind.CHANGED,
+        behaviour=summarize(artifact, old, new) or ("values changed",),
+        changes=changes,
+    )
+
+
+def _value(config: Config, artifact: str, data: bytes, name: str) -> Any:
+    value = canonicalize(data, source=name).value
+    return apply_ignores(value, artifact=artifact, ignore=config.ignore)
+
+
+def describe(artifact: str, value: Any) -> tuple[str, ...]:
+    """A new baseline in a few words: did it pass, what reward, what it changed."""
+    if artifact == "result.json" and isinstance(value, dict):
+        words = "passes" if value.get("passed") is True else "FAILS"
+        notes = [f"recorded: {words}, reward {show(value.get('reward'))}"]
+        failed = value.get("failedRequired")
+        if isinstance(failed, list) and failed:
+            notes.append("failed required: " + ", ".join(f'"{f}"' for f in failed))
+        return tuple(notes)
+    if artifact == "state-diff.json" and isinstance(value, dict):
+        notes = list(summarize(artifact, _UNTOUCHED_STATE, value))
+        return tuple(notes) if notes else ("recorded: changes nothing",)
+    return ("recorded",)
+
+
+# --- diff between two sources ---------------------------------------------------
+
+
+def diff_sources(
+    config: Config,
+    before: BaselineSource,
+    after: BaselineSource,
+    refs: Sequence[TaskRef] = (),
+) -> SourceDiff:
+    """Every task whose baselines differ between ``before`` and ``after``."""
+    old = {b.relpath: b for b in before.entries()}
+    new = {b.relpath: b for b in after.entries()}
+    by_task: dict[TaskRef, list[Baseline]] = {}
+    for baseline in [*old.values(), *(b for p, b in new.items() if p not in old)]:
+        by_task.setdefault(baseline.ref, []).append(baseline)
+    if refs:
+        chosen = {
+            task: found for task, found in by_task.items() if any(_names(ref, task) for ref in refs)
+        }
+        missing = [ref for ref in refs if not any(_names(ref, task) for task in by_task)]
+        if missing:
+            raise TaskRefError(
+                f"task {missing[0]}: no baseline under {config.relative(config.baselines_dir)}/ "
+                f"in {before.label} or {after.label}"
+            )
+        by_task = chosen
+    order = {a: i for i, a in enumerate(config.artifacts)}
+    tasks: list[TaskChange] = []
+    unchanged = 0
+    for task in sorted(by_task, key=TaskRef.sort_key):
+        found: list[ArtifactChange] = []
+        for baseline in sorted(by_task[task], key=lambda b: order.get(b.artifact, 99)):
+            change = compare_versions(
+                config,
+                baseline.artifact,
+                before.read(old[baseline.relpath]) if baseline.relpath in old else None,
+                after.read(new[baseline.relpath]) if baseline.relpath in new else None,
+                before_name=before.display_path(baseline),
+                after_name=after.display_path(baseline),
+            )
+            if change is not None:
+                found.append(change)
+        if found:
+            tasks.append(TaskChange(task, tuple(found)))
+        else:
+            unchanged += 1
+    return SourceDiff(before.label, after.label, tuple(tasks), unchanged)
+
+
+def _names(ref: TaskRef, task: TaskRef) -> bool:
+    return ref == task or (not ref.qualified and ref.task_id == task.task_id)
+
+
+# --- a task's log ------------------------------------------------------------------
+
+
+def task_log(config: Config, ref: TaskRef) -> TaskLog:
+    """Every commit that changed the baselines of ``ref``, newest first, summarised."""
+    repo = gitio.find_repository(config.project)
+    directory = repo.path_of(config.baselines_dir)
+    ref = _log_ref(config, repo, directory, ref)
+    paths = {a: _join(directory, baseline_relpath(ref, a)) for a in config.artifacts}
+    commits = gitio.history(repo, paths.values())
+    names: list[str] = []
+    for commit in commits:
+        for path in paths.values():
+            names.append(f"{commit.sha}:{path}")
+            if commit.parent is not None:
+                names.append(f"{commit.parent}:{path}")
+    blobs = dict(zip(names, gitio.read_blobs(repo, names), strict=True))
+    entries = []
+    for commit in commits:
+        found: list[ArtifactChange] = []
+        for artifact, path in paths.items():
+            now = blobs.get(f"{commit.sha}:{path}")
+            if commit.boundary:
+                if now is not None:
+                    found.append(_snapshot(config, artifact, now, f"{commit.short}:{path}"))
+                continue
+            then = blobs.get(f"{commit.parent}:{path}") if commit.parent else None
+            change = compare_versions(
+                config,
+                artifact,
+                then,
+                now,
+                before_name=f"{commit.parent[:7] if commit.parent else '(none)'}:{path}",
+                after_name=f"{commit.short}:{path}",
+            )
+            if change is not None:
+                found.append(change)
+        entries.append(LogEntry(commit, tuple(found)))
+    # git shows the edge of a shallow clone as a root commit, so when the baselines
+    # are older than the edge, that commit is in the list; otherwise nothing is missing.
+    edge = next((c.short for c in commits if c.boundary), None)
+    return TaskLog(ref, tuple(paths.values()), tuple(entries), edge)
+
+
+def _snapshot(config: Config, artifact: str, data: bytes, name: str) -> ArtifactChange:
+    try:
+        value = _value(config, artifact, data, name)
+    except InputError as exc:
+        return ArtifactChange(artifact, ChangeKind.SNAPSHOT, detail=exc.message)
+    notes = tuple(n.replace("recorded: ", "as of here: ", 1) for n in describe(artifact, value))
+    return ArtifactChange(artifact, ChangeKind.SNAPSHOT, behaviour=notes)
+
+
+def _join(directory: str, relpath: str) -> str:
+    return f"{directory}/{relpath}" if directory else relpath
+
+
+def _log_ref(config: Config, repo: gitio.Repository, directory: str, ref: TaskRef) -> TaskRef:
+    """``ref`` itself, or the one environment an unqualified ref's baselines live in."""
+    if ref.qualified:
+        return ref
+    if any((config.baselines_dir / baseline_relpath(ref, a)).is_file() for a in config.artifacts):
+        return ref
+    names: set[str] = set()
+    if gitio.has_commits(repo):
+        names.update(gitio.list_tree(repo, gitio.resolve_commit(repo, "HEAD"), directory))
+    if config.baselines_dir.is_dir():
+        names.update(
+            p.relative_to(config.baselines_dir).as_posix() for p in config.baselines_dir.glob("*/*")
+        )
+    found = {b.ref for n in names if (b := parse_relpath(n, config.artifacts)) is not None}
+    if ref in found:
+        return ref
+    qualified = sorted(str(r) for r in found if r.task_id == ref.task_id)
+    if len(qualified) == 1:
+        return TaskRef(ref.task_id, qualified[0].split("/")[0])
+    if qualified:
+        raise TaskRefError(
+            f"task {ref} has baselines in several environments ({', '.join(qualified)}); "
+            f"name one, e.g. silo-regress log {qualified[0]}"
+        )
+    return ref
+
+
+# --- git state for status -----------------------------------------------------------
+
+_STATE_ORDER = (gitio.PathState.UNTRACKED, gitio.PathState.MODIFIED, gitio.PathState.STAGED)
+
+
+def mark_git_states(config: Config, status: Status) -> Status:
+    """``status`` with each task's baselines marked untracked, modified or staged.
+
+    Outside a git repository the rows stay unmarked: status does not need git.
+    """
+    try:
+        repo = gitio.find_repository(config.project)
+        states = gitio.path_states(repo, repo.path_of(config.baselines_dir))
+    except GitError:
+        return status
+    rows = tuple(
+        replace(row, git_state=_state_of(row, states)) if row.baselines else row
+        for row in status.rows
+    )
+    return replace(status, rows=rows)
+
+
+def _state_of(row: StatusRow, states: Mapping[str, gitio.PathState]) -> str:
+    found = {states.get(baseline_relpath(row.task, a)) for a in row.baselines}
+    if None in found:
+        return "ignored"  # in the working tree, unknown to git: a .gitignore hides it
+    pending = [s.value for s in _STATE_ORDER if s in found]
+    return "+".join(pending) if pending else gitio.PathState.COMMITTED.value

@@ -1,0 +1,208 @@
+"""Baselines across git history for people and pull requests: text, Markdown, JSON.
+
+Renders :class:`~silo_regress.history.SourceDiff` (``diff --from``) and
+:class:`~silo_regress.history.TaskLog` (``log``). Behaviour notes are printed in
+full: check labels, ids and task refs are never truncated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from silo_regress.history import (
+    ArtifactChange,
+    ChangeKind,
+    LogEntry,
+    SourceDiff,
+    TaskChange,
+    TaskLog,
+    summary_of,
+)
+from silo_regress.render.machine import change_json, dumps
+from silo_regress.render.text import Palette
+
+_KIND_STYLE = {
+    ChangeKind.ADDED: ("green",),
+    ChangeKind.REMOVED: ("red",),
+    ChangeKind.CHANGED: ("yellow",),
+    ChangeKind.UNREADABLE: ("red",),
+}
+
+
+def render_source_diff(diff: SourceDiff, output_format: str, *, color: bool = False) -> str:
+    if output_format == "markdown":
+        return source_diff_markdown(diff)
+    if output_format == "json":
+        return dumps(source_diff_json(diff))
+    return source_diff_text(diff, color=color)
+
+
+def render_log(log: TaskLog, output_format: str, *, color: bool = False) -> str:
+    if output_format == "markdown":
+        return log_markdown(log)
+    if output_format == "json":
+        return dumps(log_json(log))
+    return log_text(log, color=color)
+
+
+# --- diff --from ----------------------------------------------------------------
+
+
+def _headline(diff: SourceDiff) -> str:
+    count = len(diff.tasks)
+    changed = f"{count} task{'s' * (count != 1)} changed" if count else "no behaviour changes"
+    return f"{changed} from {diff.before} to {diff.after}; {diff.unchanged} unchanged"
+
+
+def source_diff_text(diff: SourceDiff, *, color: bool = False) -> str:
+    palette = Palette(color)
+    out: list[str] = []
+    for task in diff.tasks:
+        for change in task.artifacts:
+            word = palette.paint(change.kind.value, *_KIND_STYLE.get(change.kind, ()))
+            out.append(f"{palette.paint(str(task.task), 'bold')}  {change.artifact}  {word}")
+            if change.detail:
+                out.append(f"  {change.detail}")
+            out.extend(f"  - {note}" for note in change.behaviour)
+        out.append("")
+    out.append(_headline(diff))
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: no HTML, no column breaks, no newlines."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else _cell(text)
+
+
+def _notes(change: ArtifactChange) -> str:
+    notes = list(change.behaviour) + ([change.detail] if change.detail else [])
+    return "<br>".join(_cell(n) for n in notes)
+
+
+def source_diff_markdown(diff: SourceDiff) -> str:
+    out = [f"### Behaviour changes: {_code(diff.before)} → {_code(diff.after)}", ""]
+    if diff.tasks:
+        out += ["| Task | Artifact | Change | Behaviour |", "| --- | --- | --- | --- |"]
+        for task in diff.tasks:
+            for change in task.artifacts:
+                out.append(
+                    f"| {_code(str(task.task))} | {_code(change.artifact)} "
+                    f"| {change.kind.value} | {_notes(change)} |"
+                )
+        out.append("")
+    headline = _headline(diff)
+    out.append(headline[:1].upper() + headline[1:] + ".")
+    return "\n".join(out) + "\n"
+
+
+def _task_json(task: TaskChange) -> dict[str, Any]:
+    return {
+        "task": str(task.task),
+        "summary": summary_of(task.artifacts),
+        "artifacts": [
+            {
+                "artifact": c.artifact,
+                "change": c.kind.value,
+                "behaviour": list(c.behaviour),
+                "detail": c.detail,
+                "changes": [change_json(x) for x in c.changes],
+            }
+            for c in task.artifacts
+        ],
+    }
+
+
+def source_diff_json(diff: SourceDiff) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "from": diff.before,
+        "to": diff.after,
+        "unchanged": diff.unchanged,
+        "tasks": [_task_json(t) for t in diff.tasks],
+    }
+
+
+# --- log ------------------------------------------------------------------------
+
+
+def _log_summary(entry: LogEntry) -> str:
+    if entry.commit.boundary:
+        return "history stops here (shallow clone); " + summary_of(entry.artifacts)
+    return summary_of(entry.artifacts)
+
+
+def _stop_note(log: TaskLog) -> str | None:
+    if log.shallow_edge is None:
+        return None
+    return (
+        f"shallow clone: history stops at {log.shallow_edge}; "
+        "`git fetch --unshallow` fetches the rest"
+    )
+
+
+def log_text(log: TaskLog, *, color: bool = False) -> str:
+    palette = Palette(color)
+    out = [f"{log.task}: {', '.join(log.paths)}"]
+    if not log.entries:
+        out.append("no commit has changed these baselines yet")
+    rows = [
+        (e.commit.short, e.commit.day.isoformat(), e.commit.author, e.commit.subject)
+        for e in log.entries
+    ]
+    widths = [max((len(r[i]) for r in rows), default=0) for i in range(4)]
+    for row, entry in zip(rows, log.entries, strict=True):
+        cells = [c.ljust(widths[i]) for i, c in enumerate(row)]
+        cells[0] = palette.paint(cells[0], "yellow")
+        out.append("  ".join(cells) + "  " + _log_summary(entry))
+    note = _stop_note(log)
+    if note:
+        out.append(note)
+    return "\n".join(out) + "\n"
+
+
+def log_markdown(log: TaskLog) -> str:
+    out = [f"### Behaviour history of {_code(str(log.task))}", ""]
+    if log.entries:
+        out += [
+            "| Commit | Date | Author | Subject | Behaviour |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for entry in log.entries:
+            c = entry.commit
+            out.append(
+                f"| {_code(c.short)} | {c.day.isoformat()} | {_cell(c.author)} "
+                f"| {_cell(c.subject)} | {_cell(_log_summary(entry))} |"
+            )
+    else:
+        out.append("No commit has changed these baselines yet.")
+    note = _stop_note(log)
+    if note:
+        out += ["", _cell(note)]
+    return "\n".join(out) + "\n"
+
+
+def log_json(log: TaskLog) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "task": str(log.task),
+        "paths": list(log.paths),
+        "shallowEdge": log.shallow_edge,
+        "commits": [
+            {
+                "commit": e.commit.sha,
+                "short": e.commit.short,
+                "date": e.commit.day.isoformat(),
+                "author": e.commit.author,
+                "subject": e.commit.subject,
+                "boundary": e.commit.boundary,
+                "summary": _log_summary(e),
+                "artifacts": _task_json(TaskChange(log.task, e.artifacts))["artifacts"],
+            }
+            for e in log.entries
+        ],
+    }

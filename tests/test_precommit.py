@@ -1,0 +1,159 @@
+"""The hooks under the real pre-commit framework, installed from this repository.
+
+pre-commit installs a hook repository by pip-installing it into a virtualenv, which
+takes seconds; one PRE_COMMIT_HOME is shared by the whole session so that happens
+once. The hook repository is a temporary git repository holding a copy of this
+working tree's package (uncommitted changes included): pre-commit clones what is
+committed, and `pre-commit try-repo` would leave out files nobody has added yet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from gitrepo import BIN, commit_all, readme_snippet, recorded, rerun, run, system_path
+from silofixture import SiloProject, git, git_init
+
+HERE = Path(__file__).resolve().parents[1]
+# Captured before any test points HOME at a temporary directory, so pip's cache is reused.
+USER_ENVIRONMENT = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+@dataclass(frozen=True)
+class HookRepo:
+    path: Path
+    rev: str
+    home: Path  # PRE_COMMIT_HOME
+
+    def config(self) -> str:
+        """The README's configuration for this repository, pointed at the copy."""
+        snippet = readme_snippet("pre-commit-remote")
+        snippet = re.sub(r"repo: \S+", f"repo: {self.path}", snippet, count=1)
+        return re.sub(r"rev: \S+", f"rev: {self.rev}", snippet, count=1)
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
+    root = tmp_path_factory.mktemp("hook-repo")
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy(HERE / name, root / name)
+    shutil.copytree(
+        HERE / "silo_regress",
+        root / "silo_regress",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    git_init(root)
+    rev = commit_all(root, "silo-regress under test")
+    repo = HookRepo(path=root, rev=rev, home=tmp_path_factory.mktemp("pre-commit-home"))
+    # Install the hook environment once, with the user's HOME (pip's cache) intact.
+    warm = tmp_path_factory.mktemp("warm-up")
+    git_init(warm)
+    (warm / ".pre-commit-config.yaml").write_text(repo.config())
+    env = {**USER_ENVIRONMENT, "PRE_COMMIT_HOME": str(repo.home)}
+    run(warm, BIN / "pre-commit", "install-hooks", env=env)
+    return repo
+
+
+def _framework_project(root: Path, config: str, home: Path) -> SiloProject:
+    project = recorded(root)
+    (root / ".pre-commit-config.yaml").write_text(config)
+    run(root, BIN / "pre-commit", "install", env={"PRE_COMMIT_HOME": str(home)})
+    commit_all(project, "Use pre-commit")
+    return project
+
+
+# A commit from a shell without the venv on PATH: the published hooks need none.
+NO_VENV = "/usr/bin:/bin"
+
+
+def _commit(project: SiloProject, home: Path, *args: str, path: str = NO_VENV) -> tuple[int, str]:
+    done = run(
+        project.root,
+        "git",
+        "commit",
+        "-q",
+        *args,
+        env={"PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"},
+        path=path,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _gate(project: SiloProject, home: Path, *, path: str = NO_VENV) -> None:
+    """Blocked while the newest run differs; allowed once recorded and staged; no runs."""
+
+    def commit(*args: str) -> tuple[int, str]:
+        return _commit(project, home, *args, path=path)
+
+    (project.root / "notes.txt").write_text("notes\n")
+    git(project.root, "add", "notes.txt")
+    code, output = commit("-m", "Notes")
+    assert code == 0, output
+    assert re.search(r"silo-regress check \(newest runs match[^\n]*\.+Passed", output)
+
+    rerun(project, passed=False, reward=0.5)
+    (project.root / "notes.txt").write_text("more notes\n")
+    git(project.root, "add", "notes.txt")
+    code, output = commit("-m", "More notes")
+    assert code == 1
+    assert re.search(r"silo-regress check \(newest runs match[^\n]*\.+Failed", output)
+    assert "CHANGED  TASK-001 (crm-west)  result.json" in output
+    assert "    - now FAILS (passed: true -> false)" in output
+    assert "    - reward 1 -> 0.5" in output
+
+    assert project.cli("record", "TASK-001").exit_code == 0
+    git(project.root, "add", "baselines/")
+    code, output = commit("-m", "Accept the stricter check")
+    assert code == 0, output
+    assert re.search(r"silo-regress fmt \(staged baselines are canonical\)\.+Passed", output)
+    assert git(project.root, "status", "--porcelain").stdout == ""
+
+    shutil.rmtree(project.root / ".silo")
+    code, output = commit("--allow-empty", "-m", "Fresh clone")
+    assert code == 0, output
+    assert "Passed" in output
+
+
+def test_published_hooks_gate_commits(hook_repo: HookRepo, tmp_path: Path) -> None:
+    project = _framework_project(tmp_path / "agent", hook_repo.config(), hook_repo.home)
+    _gate(project, hook_repo.home)
+
+
+def test_published_fmt_hook_rejects_non_canonical_and_volatile_baselines(
+    hook_repo: HookRepo, tmp_path: Path
+) -> None:
+    project = _framework_project(tmp_path / "agent", hook_repo.config(), hook_repo.home)
+    baseline = project.baselines / "TASK-001.result.json"
+    canonical = baseline.read_bytes()
+    baseline.write_bytes(canonical.replace(b"\n  ", b"\n    "))  # 4-space indent
+    git(project.root, "add", "baselines")
+    code, output = _commit(project, hook_repo.home, "-m", "Hand-edited baseline")
+    assert code == 1
+    assert re.search(r"silo-regress fmt \(staged baselines are canonical\)\.+Failed", output)
+    assert (
+        "not-canonical   baselines/TASK-001.result.json: would be rewritten by `silo-regress fmt`"
+        in output
+    )
+    assert "1 of 1 baseline files need attention; run `silo-regress fmt` to rewrite them" in output
+
+    assert project.cli("fmt").exit_code == 0
+    assert baseline.read_bytes() == canonical
+    baseline.write_bytes(canonical.replace(b'"error": null', b'"error": "2026-03-16T10:00:00Z"'))
+    git(project.root, "add", "baselines")
+    code, output = _commit(project, hook_repo.home, "-m", "A timestamp")
+    assert code == 1
+    assert "volatile        baselines/TASK-001.result.json: /error" in output
+
+
+def test_readme_local_configuration_gates_commits(hook_repo: HookRepo, tmp_path: Path) -> None:
+    """The snippet `init` prints: language system, the silo-regress on PATH."""
+    project = _framework_project(
+        tmp_path / "agent", readme_snippet("pre-commit-local"), hook_repo.home
+    )
+    _gate(project, hook_repo.home, path=system_path())  # a developer's activated venv
