@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import difflib
 import enum
+import itertools
+import operator
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from silo_regress.baselines import Baseline, BaselineSource
 from silo_regress.canonical import (
@@ -380,7 +384,38 @@ def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else format_number(value)
 
 
+def _identical(a: Any, b: Any) -> bool:
+    """True when two containers hold the same JSON, checked at C speed.
+
+    ``==`` alone calls ``true`` and ``1`` equal; orjson's bytes tell them apart.
+    False means "look closer", never "different".
+    """
+    if type(a) is not type(b) or a != b:
+        return False
+    try:
+        return bool(orjson.dumps(a) == orjson.dumps(b))
+    except (orjson.JSONEncodeError, TypeError):  # integers beyond 64 bits
+        return False
+
+
+def _suspects(a: list[Any], b: list[Any]) -> Iterable[int]:
+    """Indices below both lengths where the items may differ; linear, mostly in C."""
+    count = min(len(a), len(b))
+    same_type = map(operator.is_, map(type, a), map(type, b))
+    same = list(map(operator.and_, map(operator.eq, a, b), same_type))
+    containers = map(_CONTAINERS.__contains__, map(type, a))
+    maybe_hidden = itertools.compress(range(count), map(operator.and_, same, containers))
+    differing = itertools.compress(range(count), map(operator.not_, same))
+    hidden = [i for i in maybe_hidden if not _identical(a[i], b[i])]
+    return sorted([*differing, *hidden]) if hidden else differing
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
 def _diff(a: Any, b: Any, parts: tuple[Part, ...], out: list[Change]) -> None:
+    if isinstance(a, dict | list) and _identical(a, b):
+        return
     if isinstance(a, dict) and isinstance(b, dict):
         keys = sorted(set(a) | set(b), key=lambda k: k.encode("utf-16-be", "surrogatepass"))
         for key in keys:
@@ -392,14 +427,14 @@ def _diff(a: Any, b: Any, parts: tuple[Part, ...], out: list[Change]) -> None:
             else:
                 _diff(a[key], b[key], path, out)
     elif isinstance(a, list) and isinstance(b, list):
-        for i in range(max(len(a), len(b))):
+        for i in _suspects(a, b):
+            _diff(a[i], b[i], (*parts, i), out)
+        for i in range(min(len(a), len(b)), max(len(a), len(b))):
             path = (*parts, i)
             if i >= len(b):
                 out.append(Change(format_pointer(path), baseline=a[i]))
-            elif i >= len(a):
-                out.append(Change(format_pointer(path), run=b[i]))
             else:
-                _diff(a[i], b[i], path, out)
+                out.append(Change(format_pointer(path), run=b[i]))
     elif isinstance(a, dict | list) or isinstance(b, dict | list):
         if a != b:
             out.append(Change(format_pointer(parts), baseline=a, run=b))
@@ -570,8 +605,7 @@ def _summarize_state(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
             if x == y:
                 continue
             if isinstance(x, list) and isinstance(y, list):
-                gained = [i for i in y if i not in x]
-                lost = [i for i in x if i not in y]
+                gained, lost = _gained_lost(x, y)
                 parts = [f"+{_id(i)}" for i in gained] + [f"-{_id(i)}" for i in lost]
                 if not parts:
                     parts = ["same ids, new order"]
@@ -585,6 +619,25 @@ def _summarize_state(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     )
     notes.extend(f"{c.path}: {show(c.baseline)} -> {show(c.run)}" for c in rest)
     return notes
+
+
+def _gained_lost(before: list[Any], after: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Items only in ``after`` and only in ``before``; linear for ids (hashable)."""
+    try:  # a set alone would call true and 1 the same id: tag them where they occur
+        old, new = set(before), set(after)
+        if old & _BOOLISH or new & _BOOLISH:
+            old = {(type(i) is bool, i) for i in before}
+            new = {(type(i) is bool, i) for i in after}
+            return (
+                [i for i in after if (type(i) is bool, i) not in old],
+                [i for i in before if (type(i) is bool, i) not in new],
+            )
+    except TypeError:  # objects in the list: compare them one by one
+        return [i for i in after if i not in before], [i for i in before if i not in after]
+    return [i for i in after if i not in old], [i for i in before if i not in new]
+
+
+_BOOLISH = frozenset({0, 1})
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -8,8 +8,9 @@ is missing or unreadable cannot be tied to a task; it is kept aside as
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +61,7 @@ class RunIndex:
     """Every run under a runs directory, grouped by (environment, task id), newest first."""
 
     runs_dir: Path
-    by_task: dict[tuple[str, str], tuple[Run, ...]]
+    by_task: Mapping[tuple[str, str], tuple[Run, ...]]
     unidentified: tuple[Unidentified, ...] = ()
 
     @property
@@ -71,11 +72,23 @@ class RunIndex:
         return self.by_task.get((environment, task_id), ())
 
     def newest(self, environment: str, task_id: str) -> Run | None:
+        # runcache.RunTable picks the newest run without building all of them.
+        pick = getattr(self.by_task, "newest", None)
+        if pick is not None:
+            found: Run | None = pick((environment, task_id))
+            return found
         runs = self.runs_of(environment, task_id)
         return runs[0] if runs else None
 
+    @functools.cached_property
+    def _environments(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for env, task in self.by_task:
+            found.setdefault(task, []).append(env)
+        return {task: sorted(envs) for task, envs in found.items()}
+
     def environments_of(self, task_id: str) -> list[str]:
-        return sorted(env for env, task in self.by_task if task == task_id)
+        return list(self._environments.get(task_id, ()))
 
     def task_keys(self) -> list[tuple[str, str]]:
         return sorted(self.by_task)
@@ -173,7 +186,7 @@ def list_run_dirs(runs_dir: Path) -> list[os.DirEntry[str]]:
 
 
 def index_runs(runs_dir: Path) -> RunIndex:
-    """Read every run's identity under ``runs_dir``."""
+    """Read every run's identity under ``runs_dir`` (runcache.index_runs caches it)."""
     found: list[Run | Unidentified] = [
         read_run(Path(entry.path)) for entry in list_run_dirs(runs_dir)
     ]

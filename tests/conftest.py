@@ -24,3 +24,14 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> It
 def project(tmp_path: Path) -> SiloProject:
     """An empty Silo project with default configuration."""
     return make_project(tmp_path / "project")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's headless Chromium; installed with apt-get when missing and possible."""
+    from chromium_setup import find_or_install_chromium
+
+    found = find_or_install_chromium()
+    if found is None:
+        pytest.skip("chromium is not installed and cannot be installed here (needs root + apt)")
+    return found

@@ -21,4 +21,14 @@ def render_report(
         from silo_regress.render.machine import render_json
 
         return render_json(report)
+    if report_format in _CI_FORMATS:
+        from importlib import import_module
+
+        module = import_module(f"silo_regress.render.{report_format}")
+        rendered: str = getattr(module, f"render_{report_format}")(report)
+        return rendered
     raise NotImplementedError(f"--format {report_format} is not built yet")
+
+
+# Each lives in silo_regress/render/<name>.py as render_<name>(report) -> str.
+_CI_FORMATS = ("junit", "github", "markdown", "html")

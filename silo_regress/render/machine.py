@@ -18,8 +18,12 @@ def change_json(change: Change) -> dict[str, Any]:
 
 
 def report_json(report: Report) -> dict[str, Any]:
+    shard: dict[str, Any] = {}
+    if report.shard is not None:
+        shard["shard"] = {"index": report.shard[0], "count": report.shard[1]}
     return {
         "version": 1,
+        **shard,
         "summary": report.summary(),
         "results": [
             {

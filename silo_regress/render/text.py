@@ -6,10 +6,10 @@ for it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from silo_regress.baselines import INDEX_LABEL
 from silo_regress.compare import Outcome, Report, Verdict
 from silo_regress.overview import Status
 from silo_regress.recorder import FileState, Recording
@@ -106,16 +106,16 @@ def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_C
 def unified_diff(
     before: bytes, after: bytes, *, before_name: str, after_name: str, cap: int = DIFF_LINE_CAP
 ) -> list[str]:
-    """A unified diff of two canonical files, capped at ``cap`` lines."""
-    a_name, b_name = before_name, after_name
-    a = before.decode("utf-8", "replace").splitlines()
-    b = after.decode("utf-8", "replace").splitlines()
-    lines = list(difflib.unified_diff(a, b, fromfile=a_name, tofile=b_name, lineterm="", n=3))
-    if cap and len(lines) > cap:
-        left = len(lines) - cap
-        note = f"... {left} more diff lines not shown; the full files are {a_name} and {b_name}"
-        lines = [*lines[:cap], note]
-    return lines
+    """A unified diff of two canonical files, capped at ``cap`` lines.
+
+    Only the changed region goes through difflib (render/hunks.py), so a 50 MB
+    artifact with one changed value is diffed in milliseconds.
+    """
+    from silo_regress.render.hunks import unified_diff as diff_around_changes
+
+    return diff_around_changes(
+        before, after, before_name=before_name, after_name=after_name, cap=cap
+    )
 
 
 def highlight_diff(lines: Sequence[str], *, color: bool) -> list[str]:
@@ -152,7 +152,10 @@ def accept_hint(report: Report) -> str:
     )
     if not refs:
         return ""
-    return "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
+    hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
+    if report.source == INDEX_LABEL:  # the pre-commit hook: recording alone is not enough
+        hint += ", then `git add` the baselines"
+    return hint
 
 
 # --- record, status -----------------------------------------------------------

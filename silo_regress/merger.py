@@ -1,0 +1,309 @@
+"""JSON reports back into values, and the reports of ``check --shard K/N`` jobs into one.
+
+A JSON report (``check --format json``) carries every verdict, behaviour note and
+structural change, so a merged report renders in every format. The canonical
+texts behind the line diffs are not in it; :func:`attach_texts` rebuilds them from
+the baseline files of the checkout and the changes, and only when the changes
+fit those files exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from silo_regress.canonical import serialize
+from silo_regress.compare import MISSING, Change, Outcome, Report, Verdict
+from silo_regress.errors import InputError, TaskRefError
+from silo_regress.pointer import split_pointer
+from silo_regress.taskref import TaskRef, parse_ref
+
+REPORT_VERSION = 1
+_VERDICTS = {v.value: v for v in Verdict}
+
+
+def read_report(path: Path) -> Report:
+    """Load one JSON report file, or raise :class:`InputError` naming it."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such report file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a JSON report") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    return load_report(data, source=str(path))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def load_report(data: bytes, *, source: str) -> Report:
+    """A :class:`Report` from the bytes of a ``check --format json`` document."""
+    try:
+        document = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError:
+        raise InputError(f"{source}: not valid UTF-8, so not a silo-regress JSON report") from None
+    except ValueError as exc:
+        raise InputError(
+            f"{source}: not a silo-regress JSON report (invalid JSON: {exc}); "
+            "make it with `silo-regress check --format json --output FILE`"
+        ) from None
+    if not isinstance(document, dict) or "results" not in document:
+        raise InputError(
+            f"{source}: not a silo-regress JSON report (no 'results'); "
+            "make it with `silo-regress check --format json --output FILE`"
+        )
+    version = document.get("version")
+    if version != REPORT_VERSION:
+        raise InputError(
+            f"{source}: report version {version!r} is not {REPORT_VERSION}, the version this "
+            "silo-regress reads; make every report with the same silo-regress version"
+        )
+    results = document["results"]
+    if not isinstance(results, list):
+        raise InputError(f"{source}: 'results' must be a list")
+    outcomes = tuple(_outcome(item, f"{source}: results[{n}]") for n, item in enumerate(results))
+    return Report(outcomes=outcomes, shard=_shard(document.get("shard"), source))
+
+
+def _shard(value: Any, source: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        index, count = value.get("index"), value.get("count")
+        if (
+            isinstance(index, int)
+            and isinstance(count, int)
+            and not isinstance(index, bool)
+            and not isinstance(count, bool)
+            and 1 <= index <= count
+        ):
+            return (index, count)
+    raise InputError(f'{source}: \'shard\' must be {{"index": K, "count": N}} with 1 <= K <= N')
+
+
+def _text(item: dict[str, Any], key: str, where: str, *, optional: bool = True) -> str | None:
+    value = item.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        kind = "a string or null" if optional else "a string"
+        raise InputError(f"{where}.{key} must be {kind}")
+    return value
+
+
+def _outcome(item: Any, where: str) -> Outcome:
+    if not isinstance(item, dict):
+        raise InputError(f"{where} must be an object")
+    task_text = _text(item, "task", where, optional=False) or ""
+    try:
+        task = parse_ref(task_text)
+    except TaskRefError as exc:
+        raise InputError(f"{where}.task: {exc.message}") from None
+    status = _text(item, "status", where, optional=False) or ""
+    if status not in _VERDICTS:
+        raise InputError(
+            f"{where}.status {status!r} is not a verdict ({', '.join(sorted(_VERDICTS))})"
+        )
+    behaviour = item.get("behaviour", [])
+    if not isinstance(behaviour, list) or not all(isinstance(b, str) for b in behaviour):
+        raise InputError(f"{where}.behaviour must be a list of strings")
+    changes = item.get("changes", [])
+    if not isinstance(changes, list):
+        raise InputError(f"{where}.changes must be a list")
+    return Outcome(
+        task=task,
+        environment=_text(item, "environment", where),
+        artifact=_text(item, "artifact", where, optional=False) or "",
+        verdict=_VERDICTS[status],
+        baseline_path=_text(item, "baseline", where),
+        run_path=_text(item, "run", where),
+        run_name=_text(item, "runId", where),
+        detail=_text(item, "detail", where),
+        changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
+        behaviour=tuple(behaviour),
+    )
+
+
+def _change(item: Any, where: str) -> Change:
+    if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+        raise InputError(f"{where} must be an object with a string 'path'")
+    if item["path"] and not item["path"].startswith("/"):
+        raise InputError(f"{where}.path {item['path']!r} is not a JSON Pointer")
+    return Change(
+        path=item["path"],
+        baseline=item.get("baseline", MISSING),
+        run=item.get("run", MISSING),
+    )
+
+
+# --- merging ------------------------------------------------------------------
+
+
+def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
+    """One report from the reports of all shards; refuses overlaps and missing shards."""
+    _check_shards(reports)
+    seen: dict[tuple[str, str | None, str], str] = {}
+    outcomes: list[Outcome] = []
+    warnings: list[str] = []
+    for name, report in reports:
+        for outcome in report.outcomes:
+            key = (str(outcome.task), outcome.environment, outcome.artifact)
+            if key in seen:
+                label = f"{outcome.task} {outcome.artifact}"
+                raise InputError(
+                    f"{name}: {label} is also in {seen[key]}; every task must be checked by "
+                    "exactly one shard (same N in every job, each K once)"
+                )
+            seen[key] = name
+            outcomes.append(outcome)
+        warnings.extend(w for w in report.warnings if w not in warnings)
+    # check orders tasks by ref and keeps each task's artifacts in config order;
+    # a stable sort by ref alone restores exactly that order.
+    outcomes.sort(key=lambda o: TaskRef.sort_key(o.task))
+    sources = list(dict.fromkeys(report.source for _, report in reports))
+    return Report(
+        outcomes=tuple(outcomes),
+        warnings=tuple(warnings),
+        source=sources[0] if len(sources) == 1 else ", ".join(sources),
+    )
+
+
+def _check_shards(reports: Sequence[tuple[str, Report]]) -> None:
+    if not reports:
+        raise InputError("no reports to merge")
+    sharded = [(name, r.shard) for name, r in reports if r.shard is not None]
+    if not sharded:
+        return
+    if len(sharded) != len(reports):
+        plain = next(name for name, r in reports if r.shard is None)
+        raise InputError(
+            f"{plain}: not made with --shard, but {sharded[0][0]} was; "
+            "merge the reports of one sharded run"
+        )
+    counts = {shard[1] for _, shard in sharded if shard}
+    if len(counts) > 1:
+        listed = ", ".join(f"{name} ({shard[0]}/{shard[1]})" for name, shard in sharded if shard)
+        raise InputError(f"reports come from different shard counts: {listed}")
+    count = counts.pop()
+    owners: dict[int, str] = {}
+    for name, shard in sharded:
+        assert shard is not None
+        if shard[0] in owners:
+            raise InputError(
+                f"{name}: shard {shard[0]}/{count} is also {owners[shard[0]]}; "
+                "give each shard's report once"
+            )
+        owners[shard[0]] = name
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in owners]
+    if missing:
+        raise InputError(
+            f"shard{'s' * (len(missing) > 1)} {', '.join(missing)} missing: their tasks "
+            f"were not checked; merge the JSON reports of all {count} shards"
+        )
+
+
+# --- diffs for merged reports -------------------------------------------------
+
+
+def attach_texts(report: Report, project: Path) -> Report:
+    """The report with canonical texts for changed outcomes whose baselines are here.
+
+    The run's canonical text is the baseline with the changes applied; it is
+    attached only when every change's baseline side matches the file, so a
+    checkout at another commit never shows a made-up diff.
+    """
+    outcomes = []
+    for outcome in report.outcomes:
+        if outcome.verdict is Verdict.CHANGED and outcome.baseline_path and outcome.changes:
+            texts = _texts(project / outcome.baseline_path, outcome.changes)
+            if texts is not None:
+                outcome = _with_texts(outcome, *texts)
+        outcomes.append(outcome)
+    return Report(
+        outcomes=tuple(outcomes), warnings=report.warnings, source=report.source, shard=report.shard
+    )
+
+
+def _with_texts(outcome: Outcome, baseline: bytes, run: bytes) -> Outcome:
+    return Outcome(**{**outcome.__dict__, "baseline_text": baseline, "run_text": run})
+
+
+def _texts(path: Path, changes: Sequence[Change]) -> tuple[bytes, bytes] | None:
+    try:
+        data = path.read_bytes()
+        value = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        if serialize(value) != data:
+            return None
+        run = apply_changes(value, changes)
+        return data, serialize(run)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def apply_changes(value: Any, changes: Sequence[Change]) -> Any:
+    """``value`` with the changes applied; ValueError when a change does not fit it."""
+    root = [copy.deepcopy(value)]
+    removed: dict[int, tuple[list[Any], int]] = {}
+    for change in changes:
+        parts: tuple[str | int, ...] = (0, *split_pointer(change.path))
+        parent: Any = root
+        for part in parts[:-1]:
+            parent = _child(parent, part)
+        last = parts[-1]
+        current = _child(parent, last, missing_ok=True)
+        if change.baseline is MISSING:
+            if current is not MISSING:
+                raise ValueError(f"{change.path} exists in the baseline")
+        elif current is MISSING or serialize(current) != serialize(change.baseline):
+            raise ValueError(f"{change.path} holds another value in the baseline")
+        if isinstance(parent, list):
+            index = _index(parent, last, allow_end=True)
+            if change.run is MISSING:
+                low = removed.get(id(parent), (parent, len(parent)))[1]
+                removed[id(parent)] = (parent, min(low, index))
+            elif index == len(parent):
+                parent.append(change.run)
+            else:
+                parent[index] = change.run
+        elif change.run is MISSING:
+            del parent[last]
+        else:
+            parent[last] = change.run
+    for items, start in removed.values():
+        del items[start:]
+    return root[0]
+
+
+def _index(items: list[Any], part: str | int, *, allow_end: bool = False) -> int:
+    if isinstance(part, int):
+        return part
+    if not part.isdigit() or (part != "0" and part.startswith("0")):
+        raise ValueError(f"{part!r} is not an array index")
+    index = int(part)
+    if index > len(items) or (index == len(items) and not allow_end):
+        raise ValueError(f"index {index} is past the end")
+    return index
+
+
+def _child(node: Any, part: str | int, *, missing_ok: bool = False) -> Any:
+    if isinstance(node, list):
+        index = _index(node, part, allow_end=missing_ok)
+        if index < len(node):
+            return node[index]
+    elif isinstance(node, dict) and isinstance(part, str):
+        if part in node:
+            return node[part]
+    else:
+        raise ValueError("path runs through a value that is not an object or array")
+    if missing_ok:
+        return MISSING
+    raise ValueError(f"{part!r} is missing")

@@ -1,0 +1,146 @@
+"""What every CI format says about one outcome: a title, a capped diff, a line number.
+
+The diff comes from the canonical texts when the outcome carries them (a fresh
+check), otherwise from its structural changes (a report merged from JSON files
+whose baselines are not at hand), so every format renders both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from silo_regress.compare import MISSING, Outcome, Report, Verdict, one_line, show
+from silo_regress.pointer import split_pointer
+
+DIFF_CAP = 200
+MARKDOWN_DIFF_CAP = 120
+
+
+def task_label(outcome: Outcome) -> str:
+    """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
+    if outcome.task.qualified or outcome.environment is None:
+        return str(outcome.task)
+    return f"{outcome.task} ({outcome.environment})"
+
+
+def headline(outcome: Outcome) -> str:
+    """One line: what happened to this artifact, in agent terms when it changed."""
+    if outcome.verdict is Verdict.MATCH:
+        return "matches its baseline"
+    if outcome.verdict is Verdict.CHANGED:
+        return f"changed: {one_line(outcome.behaviour)}"
+    return f"{outcome.verdict.value}: {outcome.detail or ''}".rstrip(": ")
+
+
+def diff_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
+    """A unified diff (- baseline, + run) of a changed artifact, capped at ``cap`` lines."""
+    if outcome.verdict is not Verdict.CHANGED:
+        return []
+    if outcome.baseline_text is not None and outcome.run_text is not None:
+        from silo_regress.render.hunks import unified_diff
+
+        return unified_diff(
+            outcome.baseline_text,
+            outcome.run_text,
+            before_name=outcome.baseline_path or "baseline",
+            after_name=(outcome.run_path or "run") + " (canonical)",
+            cap=cap,
+        )
+    return change_lines(outcome, cap=cap)
+
+
+def change_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
+    """The structural changes as diff-like lines: ``@ /path``, ``- old``, ``+ new``."""
+    lines: list[str] = []
+    for change in outcome.changes:
+        lines.append(f"@ {change.path or '/'}")
+        if change.baseline is not MISSING:
+            lines.append(f"- {show(change.baseline)}")
+        if change.run is not MISSING:
+            lines.append(f"+ {show(change.run)}")
+    if cap and len(lines) > cap:
+        left = len(lines) - cap
+        where = f"{outcome.baseline_path} and {outcome.run_path}"
+        lines = [*lines[:cap], f"... {left} more lines not shown; the full files are {where}"]
+    return lines
+
+
+def first_change_line(outcome: Outcome) -> int | None:
+    """The 1-based line of the baseline file where the first changed value sits."""
+    if outcome.baseline_text is None or not outcome.changes:
+        return None
+    try:
+        value = orjson.loads(outcome.baseline_text)
+    except orjson.JSONDecodeError:
+        return None
+    try:
+        parts = split_pointer(outcome.changes[0].path)
+    except ValueError:
+        return None
+    try:
+        return pointer_line(value, parts)
+    except RecursionError:
+        return 1
+
+
+def pointer_line(value: Any, parts: tuple[str, ...]) -> int:
+    """The line of the value at ``parts`` in the canonical serialization of ``value``.
+
+    ``value`` must hold its keys in canonical order (as parsed from canonical
+    bytes). A path that leaves the document points at its deepest existing parent.
+    """
+    line = 1
+    node = value
+    for part in parts:
+        if isinstance(node, dict):
+            if part not in node:
+                return line
+            line += 1
+            for key, member in node.items():
+                if key == part:
+                    break
+                line += height(member)
+            node = node[part]
+        elif isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                return line
+            index = int(part)
+            line += 1 + sum(height(member) for member in node[:index])
+            node = node[index]
+        else:
+            return line
+    return line
+
+
+def height(value: Any) -> int:
+    """How many lines ``value`` takes in canonical form."""
+    if not isinstance(value, dict | list) or not value:
+        return 1
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).count(b"\n") + 1
+    except (orjson.JSONEncodeError, TypeError):  # integers beyond 64 bits
+        members = value.values() if isinstance(value, dict) else value
+        return 2 + sum(height(member) for member in members)
+
+
+def failing(report: Report) -> list[Outcome]:
+    return [o for o in report.outcomes if not o.ok]
+
+
+def verdict_counts(report: Report) -> str:
+    counts = report.summary()
+    return ", ".join(f"{n} {verdict}" for verdict, n in counts.items()) or "nothing checked"
+
+
+def summary_sentence(report: Report) -> str:
+    """``2 changed, 10 match (12 artifacts of 6 tasks)``."""
+    if not report.outcomes:
+        return "no baselines to check"
+    tasks = len({(o.task, o.environment) for o in report.outcomes})
+    artifacts = len(report.outcomes)
+    return (
+        f"{verdict_counts(report)} ({artifacts} artifact{'s' * (artifacts != 1)} "
+        f"of {tasks} task{'s' * (tasks != 1)})"
+    )

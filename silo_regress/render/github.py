@@ -1,0 +1,65 @@
+"""The check report as GitHub Actions workflow commands.
+
+Every failing artifact becomes an ``::error`` annotation on its baseline file, at
+the line of the first changed value, so the pull request shows it beside the
+file; the full text report follows in one collapsible log group per artifact.
+The Markdown summary for ``$GITHUB_STEP_SUMMARY`` is rendered by
+:mod:`silo_regress.render.markdown`; the CLI appends it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from silo_regress.compare import Outcome, Report
+from silo_regress.render.excerpt import first_change_line, headline, task_label
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(outcome: Outcome) -> str:
+    """One ``::error`` workflow command for a failing outcome."""
+    properties: list[str] = []
+    if outcome.baseline_path:
+        properties.append(f"file={escape_property(outcome.baseline_path)}")
+        line = first_change_line(outcome)
+        if line is not None:
+            properties.append(f"line={line}")
+    title = f"silo-regress: {task_label(outcome)} {outcome.artifact} {outcome.verdict.value}"
+    properties.append(f"title={escape_property(title)}")
+    message = [headline(outcome)]
+    if outcome.run_path:
+        message.append(f"run: {outcome.run_path}")
+    message.extend(f"- {note}" for note in outcome.behaviour)
+    return f"::error {','.join(properties)}::{escape_data(chr(10).join(message))}"
+
+
+def render_github(report: Report) -> str:
+    from silo_regress.render.text import Palette, accept_hint, render_outcome, summary_line
+
+    out: list[str] = []
+    failing = [o for o in report.outcomes if not o.ok]
+    out.extend(annotation(o) for o in failing)
+    for outcome in failing:
+        body = "\n".join(render_outcome(outcome, palette=Palette(False)))
+        # Report text comes from agents: stop GitHub from reading commands in it.
+        token = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        title = f"{outcome.verdict.value}: {task_label(outcome)} {outcome.artifact}"
+        out += [
+            f"::group::{escape_data(title)}",
+            f"::stop-commands::{token}",
+            body,
+            f"::{token}::",
+            "::endgroup::",
+        ]
+    out.append(summary_line(report, palette=Palette(False)))
+    hint = accept_hint(report)
+    if hint:
+        out.append(hint)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,78 @@
+"""The check report as JUnit XML: one testcase per task and artifact.
+
+CI systems (GitLab, Jenkins, GitHub test reporters) show a failing testcase with
+its message and text: here the behaviour summary and the capped diff. The
+classname is the task (``crm-west/TASK-002``), the name the artifact, so a task's
+two artifacts sit together.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from silo_regress.compare import Outcome, Report
+from silo_regress.render.excerpt import diff_lines, headline
+
+# Characters XML 1.0 cannot hold at all, even escaped.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def case_class(outcome: Outcome) -> str:
+    if outcome.task.qualified or outcome.environment is None:
+        return str(outcome.task)
+    return f"{outcome.environment}/{outcome.task.task_id}"
+
+
+def failure_text(outcome: Outcome) -> str:
+    lines = [f"{outcome.verdict.value}: {case_class(outcome)} {outcome.artifact}"]
+    if outcome.baseline_path:
+        lines.append(f"baseline: {outcome.baseline_path}")
+    if outcome.run_path:
+        lines.append(f"run:      {outcome.run_path}")
+    if outcome.detail:
+        lines.append(outcome.detail)
+    if outcome.behaviour:
+        lines.append("behaviour:")
+        lines.extend(f"  - {note}" for note in outcome.behaviour)
+    diff = diff_lines(outcome)
+    if diff:
+        lines.append("diff (- baseline, + run):")
+        lines.extend(diff)
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(report: Report) -> str:
+    failures = sum(1 for o in report.outcomes if not o.ok)
+    counts = {
+        "tests": str(len(report.outcomes)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": "0",
+        "time": "0",
+    }
+    suites = ET.Element("testsuites", {"name": "silo-regress", **counts})
+    suite = ET.SubElement(suites, "testsuite", {"name": "silo-regress check", **counts})
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", {"name": "baselines", "value": report.source})
+    for outcome in report.outcomes:
+        attributes = {"classname": xml_text(case_class(outcome)), "name": outcome.artifact}
+        if outcome.baseline_path:
+            attributes["file"] = xml_text(outcome.baseline_path)
+        attributes["time"] = "0"
+        case = ET.SubElement(suite, "testcase", attributes)
+        if outcome.ok:
+            continue
+        failure = ET.SubElement(
+            case,
+            "failure",
+            {"message": xml_text(headline(outcome)), "type": outcome.verdict.value},
+        )
+        failure.text = xml_text(failure_text(outcome))
+    ET.indent(suites)
+    body = ET.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -1,0 +1,174 @@
+"""The check report as Markdown for pull-request comments and job summaries.
+
+A table of the tasks that need attention (one column per artifact), the matching
+tasks folded away, then one collapsible section per failing artifact with its
+behaviour summary and diff. GitHub cuts comments at 65,536 characters, so diffs
+stop once :data:`DIFF_BUDGET` characters are spent and say where the rest is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from silo_regress.compare import Outcome, Report, Verdict, one_line
+from silo_regress.render.excerpt import (
+    MARKDOWN_DIFF_CAP,
+    diff_lines,
+    summary_sentence,
+    task_label,
+)
+
+DIFF_BUDGET = 50_000
+MATCH_ROWS = 300
+_ESCAPE = {"|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " "}
+_SPECIAL = re.compile(r"[|<>&\n\r]")
+_ICON = {True: "✅", False: "❌"}
+
+
+def cell(text: str) -> str:
+    """Text that stays inside one table cell and renders literally."""
+    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], text)
+
+
+def code(text: str) -> str:
+    """An inline code span that holds any backticks in ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(lines: Iterable[str], language: str = "") -> list[str]:
+    body = list(lines)
+    longest = max((len(run) for line in body for run in re.findall(r"`{3,}", line)), default=2)
+    fence = "`" * (longest + 1)
+    return [fence + language, *body, fence]
+
+
+def _task_key(outcome: Outcome) -> tuple[str, str]:
+    return (str(outcome.task), outcome.environment or "")
+
+
+def _tasks(outcomes: Iterable[Outcome]) -> dict[tuple[str, str], list[Outcome]]:
+    grouped: dict[tuple[str, str], list[Outcome]] = {}
+    for outcome in outcomes:
+        grouped.setdefault(_task_key(outcome), []).append(outcome)
+    return grouped
+
+
+def _verdict_cell(outcome: Outcome | None) -> str:
+    if outcome is None:
+        return "–"
+    if outcome.ok:
+        return "match"
+    return f"**{outcome.verdict.value}**"
+
+
+def _what(outcomes: list[Outcome]) -> str:
+    notes: list[str] = []
+    for outcome in outcomes:
+        if outcome.verdict is Verdict.CHANGED:
+            notes.append(one_line(outcome.behaviour))
+        elif not outcome.ok and outcome.detail:
+            notes.append(outcome.detail)
+    unique = list(dict.fromkeys(notes))
+    return cell("; ".join(unique))
+
+
+def render_markdown(report: Report, *, title: str = "silo-regress check") -> str:
+    artifacts = list(dict.fromkeys(o.artifact for o in report.outcomes))
+    grouped = _tasks(report.outcomes)
+    failing = {k: v for k, v in grouped.items() if not all(o.ok for o in v)}
+    matching = {k: v for k, v in grouped.items() if k not in failing}
+    status = _ICON[report.ok] + (" passed" if report.ok else " failed")
+    out = [f"## {cell(title)}: {status}", ""]
+    where = "" if report.source == "working tree" else f" · baselines from {code(report.source)}"
+    out += [cell(summary_sentence(report)) + where, ""]
+    if failing:
+        header = ["Task", *[code(a) for a in artifacts], "What changed"]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + " --- |" * len(header))
+        for outcomes in failing.values():
+            by_artifact = {o.artifact: o for o in outcomes}
+            row = [
+                code(task_label(outcomes[0])),
+                *[_verdict_cell(by_artifact.get(a)) for a in artifacts],
+                _what(outcomes),
+            ]
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+    if matching:
+        out += _matching(matching, artifacts)
+    budget = DIFF_BUDGET
+    left_out = 0
+    for outcome in report.outcomes:
+        if outcome.ok:
+            continue
+        section = _section(outcome)
+        size = sum(len(line) + 1 for line in section)
+        if size > budget:
+            left_out += 1
+            continue
+        budget -= size
+        out += section
+    if left_out:
+        out += [
+            f"_{left_out} more failing artifact{'s' * (left_out != 1)} not shown here "
+            "(size limit); the full report is in the job log or the HTML report._",
+            "",
+        ]
+    refs = sorted({str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED})
+    if refs:
+        out += [
+            "If the new behaviour is intended, accept it with:",
+            "",
+            *code_block(["silo-regress record " + " ".join(refs)], "sh"),
+            "",
+        ]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _matching(matching: dict[tuple[str, str], list[Outcome]], artifacts: list[str]) -> list[str]:
+    count = len(matching)
+    out = [
+        f"<details><summary>{count} task{'s match their' if count != 1 else ' matches its'} "
+        "baselines</summary>",
+        "",
+        "| Task | Artifacts |",
+        "| --- | --- |",
+    ]
+    for n, outcomes in enumerate(matching.values()):
+        if n == MATCH_ROWS:
+            out.append(f"| … and {count - MATCH_ROWS} more | |")
+            break
+        names = ", ".join(code(o.artifact) for o in outcomes)
+        out.append(f"| {code(task_label(outcomes[0]))} | {names} |")
+    out += ["", "</details>", ""]
+    return out
+
+
+def _section(outcome: Outcome) -> list[str]:
+    summary = (
+        f"<code>{cell(task_label(outcome))}</code> <code>{cell(outcome.artifact)}</code>: "
+        f"<b>{outcome.verdict.value}</b>"
+    )
+    out = [f"<details><summary>{summary}</summary>", ""]
+    if outcome.baseline_path:
+        out.append(f"- baseline: {code(outcome.baseline_path)}")
+    if outcome.run_path:
+        out.append(f"- run: {code(outcome.run_path)}")
+    if outcome.detail:
+        out.append(f"- {cell(outcome.detail)}")
+    out.append("")
+    if outcome.behaviour:
+        out.append("Behaviour:")
+        out.append("")
+        out += [f"- {cell(note)}" for note in outcome.behaviour]
+        out.append("")
+    diff = diff_lines(outcome, cap=MARKDOWN_DIFF_CAP)
+    if diff:
+        out += code_block(diff, "diff")
+        out.append("")
+    out += ["</details>", ""]
+    return out
