@@ -114,8 +114,15 @@ def _warn(message: str) -> None:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `silo-regress check | head`: the reader left. Keep the command's own exit
+        # code instead of a traceback, and send what is left nowhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _globals(ctx: typer.Context) -> Globals:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,18 @@ def record(
         str | None,
         typer.Option("--run", help="Record this run (a directory name) instead of the newest."),
     ] = None,
+    repeat: Annotated[
+        int | None,
+        typer.Option(
+            "--repeat",
+            min=1,
+            help="Start Silo N times per task first; refuse a task whose runs disagree.",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="With --repeat: record even when the runs disagree.")
+    ] = False,
 ) -> int:
     """Store the newest complete run of each task as its baselines (canonical form).
 
@@ -38,7 +51,7 @@ def record(
     from silo_regress import recorder
     from silo_regress.baselines import BaselineStore
     from silo_regress.render.text import render_recordings
-    from silo_regress.runs import index_runs
+    from silo_regress.runcache import index_runs
 
     g, config = _setup(ctx)
     parsed = _refs(refs)
@@ -46,7 +59,17 @@ def record(
         raise UsageError("--all records every task: give no task refs and no --run with it")
     if not (all_tasks or parsed or run):
         raise UsageError("name the tasks to record (TASK-002, ENV/TASK-002), or use --all")
+    if repeat is not None and run:
+        raise UsageError("--repeat makes new runs to record: give no --run with it")
+    if force and repeat is None:
+        raise UsageError("--force only applies with --repeat N")
+    if repeat is not None:
+        from silo_regress.cli.runner import record_repeated
+
+        return record_repeated(g, config, parsed, all_tasks=all_tasks, repeat=repeat, force=force)
     index = index_runs(config.runs_dir)
+    for skipped in index.unidentified:  # e.g. a run.json naming "../x": never a path
+        _warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
     store = BaselineStore(
         config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
     )
@@ -135,7 +158,8 @@ def check(
         bool,
         typer.Option(
             "--allow-no-runs",
-            help="Pass with a note when no run exists at all (fresh clones; the hook).",
+            help="Pass with a note when no run exists at all, and skip tasks that have no "
+            "run (fresh clones; the pre-commit hook).",
         ),
     ] = False,
     run_first: Annotated[
@@ -158,9 +182,14 @@ def check(
     """
     from silo_regress.compare import check as run_check
     from silo_regress.compare import select_targets
-    from silo_regress.runs import index_runs
+    from silo_regress.runcache import index_runs
 
     g, config = _setup(ctx)
+    chosen_shard = None
+    if shard is not None:
+        from silo_regress.sharding import parse_shard
+
+        chosen_shard = parse_shard(shard)
     source = _source(config, against=against, staged=staged)
     pinned = None
     if run_first:
@@ -175,13 +204,31 @@ def check(
         )
         return 0
     targets = select_targets(config, index, source, _refs(refs))
-    if shard is not None:
-        from silo_regress.sharding import parse_shard, select_shard
+    if allow_no_runs:
+        targets = _with_runs(config, index, targets)
+    if chosen_shard is not None:
+        from silo_regress.sharding import select_shard
 
-        targets = select_shard(targets, parse_shard(shard))
+        targets = select_shard(targets, chosen_shard)
     report = run_check(config, index, source, targets=targets, runs=pinned)
+    if chosen_shard is not None:
+        report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     _emit(report, report_format, g, output=output, verbose=verbose)
     return 0 if report.ok else 1
+
+
+def _with_runs(config: Any, index: Any, targets: list[Any]) -> list[Any]:
+    """The targets that have a run; the hook cannot judge a task nobody has run here."""
+    kept = [t for t in targets if not t.baselines or (t.key and index.runs_of(*t.key))]
+    if len(kept) < len(targets):
+        skipped = len(targets) - len(kept)
+        _out(
+            f"silo-regress: {skipped} baselined task{'s' * (skipped != 1)} "
+            f"{'have' if skipped != 1 else 'has'} no run under "
+            f"{config.relative(config.runs_dir)}/ and {'were' if skipped != 1 else 'was'} "
+            "not compared (--allow-no-runs)\n"
+        )
+    return kept
 
 
 def _emit(
@@ -197,6 +244,10 @@ def _emit(
 
     for warning in report.warnings:
         _warn(warning)
+    if report_format is ReportFormat.GITHUB:
+        from silo_regress.cli.reports import append_step_summary
+
+        append_step_summary(report)
     if output is not None:
         from silo_regress.baselines import write_atomic
 
@@ -213,16 +264,56 @@ def _emit(
 @_handled
 def diff(
     ctx: typer.Context,
-    ref: Annotated[str, typer.Argument(help="The task to show: TASK-002 or ENV/TASK-002.")],
+    ref: Annotated[
+        str | None,
+        typer.Argument(
+            help="The task: TASK-002 or ENV/TASK-002 (optional with --from).", show_default=False
+        ),
+    ] = None,
     report_format: Annotated[
         ReportFormat, typer.Option("--format", help="Report format on stdout.")
     ] = ReportFormat.TEXT,
+    from_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="GITREF",
+            help="Show baselines changed since this git commit instead (e.g. origin/main).",
+            show_default=False,
+        ),
+    ] = None,
+    to_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            metavar="GITREF",
+            help="With --from: up to this commit (default: the working tree).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
-    """Show how a task's newest run differs from its baselines (exit 0 either way)."""
+    """Show how a task's newest run differs from its baselines (exit 0 either way).
+
+    With --from GITREF: which tasks' baselines changed between two commits, each
+    with its behaviour summary; --format markdown gives a PR-comment table.
+    """
     from silo_regress.compare import check as run_check
-    from silo_regress.runs import index_runs
+    from silo_regress.runcache import index_runs
 
     g, config = _setup(ctx)
+    if from_ref is not None:
+        from silo_regress.cli.gitcmds import diff_between
+
+        return diff_between(
+            g,
+            config,
+            from_ref=from_ref,
+            to_ref=to_ref,
+            refs=[ref] if ref else [],
+            output_format=report_format.value,
+        )
+    if to_ref is not None or ref is None:
+        raise UsageError("name a task (diff TASK-002), or compare commits with --from GITREF")
     index = index_runs(config.runs_dir)
     report = run_check(config, index, _store(config), _refs([ref]))
     _emit(report, report_format, g, verbose=True)
@@ -273,7 +364,7 @@ def status(ctx: typer.Context) -> int:
     from silo_regress.baselines import BaselineStore
     from silo_regress.overview import build_status
     from silo_regress.render.text import render_status
-    from silo_regress.runs import index_runs
+    from silo_regress.runcache import index_runs
 
     g, config = _setup(ctx)
     index = index_runs(config.runs_dir)
@@ -281,6 +372,9 @@ def status(ctx: typer.Context) -> int:
         config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
     )
     result = build_status(config, index, store)
+    from silo_regress.history import mark_git_states
+
+    result = mark_git_states(config, result)
     for warning in result.report.warnings:
         _warn(warning)
     _out(render_status(result, color=g.use_color()))

@@ -1,0 +1,359 @@
+"""The runner's commands: ``run``, and the runner halves of ``check --run`` and ``record --repeat``.
+
+Progress goes to stderr (a rich progress bar on a terminal, one plain line per
+finished rollout elsewhere); summaries and stability reports go to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from silo_regress.cli.app import Globals, _error, _handled, _out, _refs, _setup, _warn, app
+from silo_regress.errors import ExitCode, InputError, RunnerError
+
+if TYPE_CHECKING:
+    from silo_regress.config import Config
+    from silo_regress.runner import Batch, Event, Exited, Stability, Task
+    from silo_regress.runs import Run
+
+# --- the command --------------------------------------------------------------
+
+
+@app.command("run")
+@_handled
+def run_command(
+    ctx: typer.Context,
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Task refs: TASK-002 or ENV/TASK-002 (default: every baselined task).",
+            show_default=False,
+        ),
+    ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            "-n",
+            min=1,
+            help="Rollouts per task; with 2 or more, report whether they agree (exit 1 if not).",
+        ),
+    ] = 1,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Rollouts at a time (default: jobs in config, else the CPU count).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="Seconds per rollout before its process group is killed (overrides config).",
+            show_default=False,
+        ),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Agent file passed to Silo as --agent (overrides config).",
+            show_default=False,
+        ),
+    ] = None,
+) -> int:
+    """Start Silo for each task and collect the runs it makes.
+
+    Runs `<silo-command> run --env ENV --task TASK [--agent AGENT]` in the
+    project directory, several at a time. Exit 0 when every rollout left a
+    complete run (a failed verifier check still counts), 1 when one crashed or,
+    with --repeat, when a task's repeats differ, 3 when Silo could not run a task
+    (not found, configuration error, timeout, disk full), 130 on Ctrl-C.
+    """
+    from silo_regress import runner
+    from silo_regress.runcache import index_runs
+
+    g, config = _setup(ctx)
+    index = index_runs(config.runs_dir)
+    tasks = runner.plan_tasks(config, index, _working_tree(config), _refs(refs))
+    batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs, agent=agent, timeout=timeout)
+    if repeat > 1:
+        stabilities = runner.assess(config, batch, tasks, repeat=repeat)
+        _out(render_stability(stabilities, color=g.use_color()))
+        unsettled = any(not s.stable for s in stabilities)
+    else:
+        _out(render_batch(batch))
+        unsettled = any(o.state is runner.RolloutState.INCOMPLETE for o in batch.outcomes)
+    _out(_totals(batch))
+    if _report_problems(batch):
+        return int(ExitCode.BAD_INPUT)
+    return int(ExitCode.CHECK_FAILED) if unsettled else 0
+
+
+# --- hooks for check --run and record --repeat --------------------------------
+
+
+def run_before_check(
+    g: Globals, config: Config, source: Any, refs: Sequence[Any], *, jobs: int | None
+) -> dict[tuple[str, str], Run]:
+    """Run the tasks ``check --run`` will check; the run to check per (environment, task).
+
+    Only runs made just now are returned. A task that left no run (timeout,
+    configuration error) stops the check with exit 3: comparing an older run
+    instead would report a result nobody just produced.
+    """
+    from silo_regress import runner
+    from silo_regress.runcache import index_runs
+
+    index = index_runs(config.runs_dir)
+    tasks = runner.plan_tasks(config, index, source, refs)
+    batch = execute_tasks(g, config, tasks, repeat=1, jobs=jobs)
+    if _report_problems(batch):
+        failed = len(batch.problems)
+        raise RunnerError(
+            f"{failed} of {len(batch.outcomes)} rollouts did not leave a run to check "
+            "(see above), so nothing was compared"
+        )
+    return batch.newest()
+
+
+def record_repeated(
+    g: Globals,
+    config: Config,
+    refs: Sequence[Any],
+    *,
+    all_tasks: bool,
+    repeat: int,
+    force: bool,
+    jobs: int | None = None,
+) -> int:
+    """``record --repeat N``: run each task N times, record it only if the runs agree."""
+    from silo_regress import recorder, runner
+    from silo_regress.render.text import render_recordings
+    from silo_regress.runcache import index_runs
+
+    index = index_runs(config.runs_dir)
+    store = _working_tree(config)
+    tasks = runner.plan_tasks(config, index, store, refs, include_run_tasks=all_tasks)
+    batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs)
+    if _report_problems(batch):
+        _error("nothing was recorded")
+        return int(ExitCode.BAD_INPUT)
+    stabilities = runner.assess(config, batch, tasks, repeat=repeat)
+    _out(render_stability(stabilities, color=g.use_color()))
+    unstable = [s for s in stabilities if not s.stable]
+    if unstable and not force:
+        names = ", ".join(s.task.label for s in unstable)
+        _error(
+            f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
+            "would fail at random; make the task deterministic, ignore the varying paths "
+            "(ignore in [tool.silo-regress]), or record anyway with --force. Nothing was recorded"
+        )
+        return int(ExitCode.CHECK_FAILED)
+    choices = []
+    for stability in stabilities:
+        if not stability.runs:
+            raise InputError(
+                f"{config.relative(config.runs_dir)}: no rollout of {stability.task.label} left "
+                "a complete run to record"
+            )
+        if not stability.stable:
+            _warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
+        choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
+    recordings = recorder.prepare(config, store, choices)
+    recorder.write(config, store, recordings)
+    _out(render_recordings(recordings, color=g.use_color()))
+    return 0
+
+
+def execute_tasks(
+    g: Globals,
+    config: Config,
+    tasks: Sequence[Task],
+    *,
+    repeat: int,
+    jobs: int | None,
+    agent: str | None = None,
+    timeout: float | None = None,
+) -> Batch:
+    """Run ``tasks`` with live progress on stderr; return the runner's Batch."""
+    from silo_regress import runner
+
+    rollouts = runner.prepare_rollouts(config, tasks, repeat=repeat, agent=agent, timeout=timeout)
+    width = jobs or config.jobs or runner.default_jobs()
+    with _progress(g, len(rollouts), width) as on_event:
+        return runner.execute(config, rollouts, jobs=width, on_event=on_event)
+
+
+def _working_tree(config: Config) -> Any:
+    from silo_regress.baselines import BaselineStore
+
+    return BaselineStore(
+        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
+    )
+
+
+def _report_problems(batch: Batch) -> bool:
+    """Print why rollouts left no usable run; True when any did (exit 3)."""
+    for stray in batch.strays:
+        _warn(stray)
+    for outcome in batch.problems:
+        _error(outcome.message.replace("\n", "\n    "))
+    return bool(batch.problems)
+
+
+# --- progress -----------------------------------------------------------------
+
+
+@contextmanager
+def _progress(g: Globals, total: int, jobs: int) -> Iterator[Callable[[Event], None]]:
+    stream = sys.stderr
+    shown = min(jobs, total)
+    intro = f"silo-regress: running {total} rollout{'s' if total != 1 else ''}, {shown} at a time"
+    if total and getattr(stream, "isatty", lambda: False)():
+        with _bar(g, total, intro) as on_event:
+            yield on_event
+        return
+    stream.write(intro + "\n")
+    stream.flush()
+    yield _plain_line
+
+
+def _plain_line(event: Event) -> None:
+    from silo_regress.runner import Exited
+
+    if isinstance(event, Exited):
+        width = len(str(event.total))
+        sys.stderr.write(
+            f"silo-regress: [{event.done:>{width}}/{event.total}] {event.rollout.label}: "
+            f"{_exit_words(event)} after {event.seconds:.2f} s\n"
+        )
+        sys.stderr.flush()
+
+
+def _exit_words(event: Exited) -> str:
+    if event.timed_out:
+        return "timed out, process group killed"
+    if event.exit_code is None:
+        return "could not be started"
+    if event.exit_code < 0:
+        return f"killed by signal {-event.exit_code}"
+    return f"exit {event.exit_code}"
+
+
+@contextmanager
+def _bar(g: Globals, total: int, intro: str) -> Iterator[Callable[[Event], None]]:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from silo_regress.runner import Exited, Started
+
+    console = Console(stderr=True, no_color=not g.use_color(sys.stderr), highlight=False)
+    console.print(intro, markup=False)
+    running: dict[str, None] = {}
+    with Progress(
+        SpinnerColumn(),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}", markup=False),
+        console=console,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("", total=total)
+
+        def on_event(event: Event) -> None:
+            if isinstance(event, Started):
+                running[event.rollout.label] = None
+            elif isinstance(event, Exited):
+                running.pop(event.rollout.label, None)
+                if event.timed_out or event.exit_code not in (0, 1):
+                    progress.console.print(
+                        f"silo-regress: {event.rollout.label}: {_exit_words(event)}", markup=False
+                    )
+                progress.advance(bar)
+            progress.update(bar, description=", ".join(running))
+
+        yield on_event
+
+
+# --- reports ------------------------------------------------------------------
+
+
+def render_batch(batch: Batch) -> str:
+    """One line per rollout: the run it left and what Silo said of it."""
+    lines = []
+    for outcome in batch.outcomes:
+        if outcome.problem:
+            continue  # reported on stderr as errors
+        lines.append(outcome.message.replace("\n", "\n    ") + "\n")
+    return "".join(lines)
+
+
+def _totals(batch: Batch) -> str:
+    from silo_regress.runner import RolloutState
+
+    counts: dict[str, int] = {}
+    for outcome in batch.outcomes:
+        counts[outcome.state.value] = counts.get(outcome.state.value, 0) + 1
+    order = [s.value for s in RolloutState]
+    parts = [f"{counts[s]} {s}" for s in order if s in counts]
+    n = len(batch.outcomes)
+    return (
+        f"{n} rollout{'s' if n != 1 else ''} in {batch.seconds:.1f} s"
+        + (f": {', '.join(parts)}" if parts else "")
+        + "\n"
+    )
+
+
+def render_stability(stabilities: Sequence[Stability], *, color: bool = False) -> str:
+    """Per task: identical across repeats, or which paths vary and how."""
+    from silo_regress.render.text import Palette
+
+    palette = Palette(color)
+    out = []
+    for s in stabilities:
+        n = len(s.runs) + len(s.broken)
+        if s.stable:
+            out.append(
+                f"{s.task.label}: {palette.paint('stable', 'green')}, "
+                f"{len(s.runs)} of {s.expected} rollouts byte-identical\n"
+            )
+            continue
+        reasons = []
+        if s.variations:
+            reasons.append(f"{s.distinct} distinct results in {len(s.runs)} complete runs")
+        if s.broken:
+            names = ", ".join(r.name for r in s.broken)
+            reasons.append(f"{len(s.broken)} without a complete result ({names})")
+        if n < s.expected:
+            reasons.append(f"only {n} of {s.expected} rollouts left a run")
+        if not reasons:
+            reasons.append(f"{len(s.runs)} identical runs")
+        word = "FLAKY" if s.variations else "UNSETTLED"
+        out.append(f"{s.task.label}: {palette.paint(word, 'red', 'bold')}, {'; '.join(reasons)}\n")
+        for variation in s.variations[:_VARIATION_CAP]:
+            out.append(f"  {variation.artifact} {variation.describe()}\n")
+        if len(s.variations) > _VARIATION_CAP:
+            out.append(f"  ... and {len(s.variations) - _VARIATION_CAP} more paths\n")
+    return "".join(out)
+
+
+_VARIATION_CAP = 50

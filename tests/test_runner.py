@@ -1,0 +1,581 @@
+"""The runner against a stand-in for Silo's command line (tests/fake_silo.py).
+
+Every test drives the real ``run`` / ``check --run`` / ``record --repeat``: the
+real CLI starts real processes, which write real run directories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from silofixture import SiloProject, make_project, make_result
+
+FAKE_SILO = Path(__file__).with_name("fake_silo.py")
+SILO_REGRESS = Path(sys.executable).with_name("silo-regress")
+LONG_OUTPUTS = [
+    "I qualified the lead and logged a note for the account owner.",
+    "Lead qualified; a note is in the audit log.",
+    "Done: the lead is qualified and the note logged.",
+]
+
+
+@pytest.fixture
+def control(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The fake Silo's control file, and the file it lists its processes in."""
+    path = tmp_path / "control" / "control.json"
+    path.parent.mkdir()
+    path.write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("FAKE_SILO_CONTROL", str(path))
+    monkeypatch.setenv("FAKE_SILO_PIDS", str(path.with_name("pids")))
+    yield path
+    # A failing test must not leave its stand-ins running (pids are reused: check first).
+    for pid in fake_pids(path):
+        if alive(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def behave(control: Path, **tasks: dict[str, Any]) -> None:
+    """Per-task behaviour; keys are task ids, with ``__`` standing for ``/``."""
+    table = {key.replace("__", "/"): how for key, how in tasks.items()}
+    control.write_text(json.dumps({"tasks": table}), encoding="utf-8")
+
+
+def silo_project(tmp_path: Path, extra: str = "", *, environment: bool = True) -> SiloProject:
+    command = json.dumps([sys.executable, str(FAKE_SILO)])
+    config = f"silo-command = {command}\n"
+    if environment:
+        config += 'environment = "crm-west"\n'
+    return make_project(tmp_path / "project", config=config + extra)
+
+
+def new_runs(project: SiloProject) -> list[dict[str, Any]]:
+    if not project.runs_dir.is_dir():
+        return []
+    found = []
+    for path in sorted(project.runs_dir.iterdir()):
+        meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
+        meta["dir"] = path
+        found.append(meta)
+    return found
+
+
+def argv_of(run_dir: Path) -> list[str]:
+    first = (run_dir / "trace.jsonl").read_text().splitlines()[0]
+    return list(json.loads(first)["argv"])
+
+
+def made_by_fake_silo(run_dir: Path) -> bool:
+    return "argv" in (run_dir / "trace.jsonl").read_text()
+
+
+def interval(meta: dict[str, Any]) -> tuple[datetime, datetime]:
+    def parse(text: str) -> datetime:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    return parse(meta["startedAt"]), parse(meta["finishedAt"])
+
+
+def overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    (s1, e1), (s2, e2) = interval(a), interval(b)
+    return s1 < e2 and s2 < e1
+
+
+def fake_pids(control: Path) -> list[int]:
+    path = control.with_name("pids")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    """Still running as a stand-in (not gone, not a zombie, not a reused pid)."""
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        command = " ".join(proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+    return str(FAKE_SILO) in command or "time.sleep(600)" in command
+
+
+def survivors(pids: list[int], *, grace: float = 5.0) -> list[int]:
+    """The stand-ins still running once SIGKILL (delivered asynchronously) has had time."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = [pid for pid in pids if alive(pid)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
+
+
+def processes_under(directory: Path) -> list[psutil.Process]:
+    """Live processes whose working directory is inside ``directory``."""
+    found = []
+    for proc in psutil.process_iter(["cwd", "status"]):
+        cwd = proc.info.get("cwd")
+        if not cwd or proc.info.get("status") == psutil.STATUS_ZOMBIE:
+            continue
+        if Path(cwd) == directory or directory in Path(cwd).parents:
+            found.append(proc)
+    return found
+
+
+# --- the happy path -----------------------------------------------------------
+
+
+def test_run_starts_silo_per_task_in_parallel_and_ties_each_run_to_its_task(
+    tmp_path: Path, control: Path
+) -> None:
+    project = silo_project(tmp_path, "jobs = 3\n")
+    behave(control, **{"TASK-001": {"sleep": 0.6}, "TASK-002": {"sleep": 0.6}})
+    (project.root / "agents").mkdir()
+    result = project.cli("run", "TASK-001", "TASK-002", "crm-east/TASK-001")
+    assert result.exit_code == 0, result.output
+    runs = new_runs(project)
+    assert sorted((r["environment"], r["taskId"]) for r in runs) == [
+        ("crm-east", "TASK-001"),
+        ("crm-west", "TASK-001"),
+        ("crm-west", "TASK-002"),
+    ]
+    for run in runs:
+        label = f"{run['environment']}/{run['taskId']}"
+        assert f"{label}: passed (.silo/runs/{run['dir'].name})\n" in result.stdout
+        assert argv_of(run["dir"]) == ["run", "--env", run["environment"], "--task", run["taskId"]]
+    slow = [r for r in runs if r["environment"] == "crm-west"]
+    assert overlaps(slow[0], slow[1])  # started together, not one after the other
+    assert "3 rollouts in" in result.stdout and "3 passed" in result.stdout
+    assert "[3/3]" in result.stderr  # plain progress lines when stderr is not a terminal
+
+
+def test_jobs_1_runs_one_rollout_at_a_time(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, "jobs = 4\n")
+    behave(control, **{t: {"sleep": 0.2} for t in ("TASK-001", "TASK-002", "TASK-003")})
+    result = project.cli("run", "--jobs", "1", "TASK-001", "TASK-002", "TASK-003")
+    assert result.exit_code == 0, result.output
+    runs = sorted(new_runs(project), key=lambda r: r["startedAt"])
+    assert len(runs) == 3
+    assert not any(overlaps(a, b) for a, b in itertools.pairwise(runs))
+    assert "1 at a time" in result.stderr
+
+
+def test_default_is_every_baselined_task(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, environment=False)
+    project.add_run("TASK-001", env="crm-west")
+    project.add_run("TASK-002", env="crm-east")
+    project.add_run("TASK-009", env="crm-west")  # has runs but no baseline: not run
+    assert project.cli("record", "TASK-001", "TASK-002").exit_code == 0
+    before = {r["dir"].name for r in new_runs(project)}
+    result = project.cli("run")
+    assert result.exit_code == 0, result.output
+    made = sorted(
+        (r["environment"], r["taskId"]) for r in new_runs(project) if r["dir"].name not in before
+    )
+    assert made == [("crm-east", "TASK-002"), ("crm-west", "TASK-001")]
+
+
+def test_config_and_flags_choose_agent_and_command_per_environment(
+    tmp_path: Path, control: Path
+) -> None:
+    wrapper = tmp_path / "east-silo"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_SILO}" "$@"\n')
+    wrapper.chmod(0o755)
+    project = silo_project(
+        tmp_path,
+        'agent = "agents/main.ts"\n\n[tool.silo-regress.environments.crm-east]\n'
+        f'agent = "agents/east.ts"\nsilo-command = ["{wrapper}"]\n',
+    )
+    (project.root / "agents").mkdir()
+    for name in ("main.ts", "east.ts", "other.ts"):
+        (project.root / "agents" / name).write_text("export default {}\n")
+    result = project.cli("run", "TASK-001", "crm-east/TASK-001")
+    assert result.exit_code == 0, result.output
+    agents = {r["environment"]: argv_of(r["dir"])[-2:] for r in new_runs(project)}
+    assert agents == {
+        "crm-west": ["--agent", "agents/main.ts"],
+        "crm-east": ["--agent", "agents/east.ts"],
+    }
+    result = project.cli("run", "--agent", "agents/other.ts", "crm-east/TASK-002")
+    assert result.exit_code == 0, result.output
+    (run,) = [r for r in new_runs(project) if r["taskId"] == "TASK-002"]
+    assert argv_of(run["dir"])[-2:] == ["--agent", "agents/other.ts"]
+
+
+# --- check --run --------------------------------------------------------------
+
+
+def test_check_run_compares_only_the_runs_it_just_made(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    project.add_run("TASK-001", result=make_result(agent_output="Old answer."))
+    assert project.cli("record", "TASK-001").exit_code == 0
+    # A stale run that sorts as the newest (its clock was ahead) and matches the baseline:
+    project.add_run(
+        "TASK-001",
+        started="2099-01-01T00:00:00.000Z",
+        result=make_result(agent_output="Old answer."),
+    )
+    assert project.cli("check").exit_code == 0
+    result = project.cli("check", "--run")
+    assert result.exit_code == 1, result.output
+    assert "CHANGED" in result.stdout
+    (made,) = [r for r in new_runs(project) if made_by_fake_silo(r["dir"])]
+    assert made["dir"].name in result.stdout
+
+
+def test_check_run_passes_when_silo_reproduces_the_baseline(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, "jobs = 3\n")
+    tasks = ("TASK-001", "TASK-002", "crm-east/TASK-001")
+    assert project.cli("run", *tasks).exit_code == 0
+    assert project.cli("record", *tasks).exit_code == 0
+    # Each task's agentOutput names its task: a run handed to the wrong task would not match.
+    result = project.cli("check", "--run")
+    assert result.exit_code == 0, result.output
+    assert "6 match" in result.stdout
+    assert len(new_runs(project)) == 6
+
+
+def test_a_failed_verifier_check_is_a_run_not_a_configuration_error(
+    tmp_path: Path, control: Path
+) -> None:
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"mode": "fail"}})
+    result = project.cli("run", "TASK-001")
+    assert result.exit_code == 0, result.output  # Silo exited 1, but a complete run exists
+    assert "a verifier check failed (Silo exited 1)" in result.stdout
+    assert project.cli("record", "TASK-001").exit_code == 0
+    result = project.cli("check", "--run")
+    assert result.exit_code == 0, result.output
+
+
+def test_a_crash_leaves_an_incomplete_run_that_check_run_reports(
+    tmp_path: Path, control: Path
+) -> None:
+    project = silo_project(tmp_path)
+    assert project.cli("run", "TASK-001").exit_code == 0
+    assert project.cli("record", "TASK-001").exit_code == 0
+    behave(control, **{"TASK-001": {"mode": "crash"}})
+    result = project.cli("run", "TASK-001")
+    assert result.exit_code == 1, result.output
+    assert "left no complete result.json" in result.stdout
+    assert "TypeError: Cannot read properties of undefined" in result.stdout
+    result = project.cli("check", "--run")
+    assert result.exit_code == 1, result.output
+    assert "INCOMPLETE RUN" in result.stdout
+
+
+# --- repeats and flaky tasks --------------------------------------------------
+
+
+def test_repeats_of_one_task_run_concurrently_and_are_all_collected(
+    tmp_path: Path, control: Path
+) -> None:
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"sleep": 0.3}})
+    result = project.cli("run", "--repeat", "4", "--jobs", "4", "TASK-001")
+    assert result.exit_code == 0, result.output
+    assert "crm-west/TASK-001: stable, 4 of 4 rollouts byte-identical" in result.stdout
+    runs = new_runs(project)
+    assert len(runs) == 4
+    assert any(overlaps(a, b) for a in runs for b in runs if a is not b)
+
+
+def test_flaky_task_lists_the_paths_that_vary_and_exits_1(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    behave(
+        control,
+        **{
+            "TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS, "passed": [True, True, False]},
+            "TASK-002": {"mode": "ok"},
+        },
+    )
+    result = project.cli("run", "--repeat", "3", "-j", "2", "TASK-001", "TASK-002")
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert "crm-west/TASK-001: FLAKY, 3 distinct results in 3 complete runs" in out
+    assert "  result.json /agentOutput: 3 variants\n" in out
+    assert "  result.json /checks/2/passed: true x2, false x1\n" in out
+    assert "  result.json /checksPassed: 3 x2, 2 x1\n" in out
+    assert "state-diff.json" not in out  # it did not vary
+    assert "crm-west/TASK-002: stable, 3 of 3 rollouts byte-identical" in out
+
+
+def test_ignored_paths_cannot_make_a_task_flaky(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, 'ignore = ["result.json:/agentOutput"]\n')
+    behave(control, **{"TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS}})
+    result = project.cli("run", "--repeat", "3", "TASK-001")
+    assert result.exit_code == 0, result.output
+    assert "stable, 3 of 3" in result.stdout
+
+
+def test_record_repeat_refuses_a_flaky_task_unless_forced(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS[:2]}})
+    result = project.cli("record", "--repeat", "2", "TASK-001", "TASK-002")
+    assert result.exit_code == 1, result.output
+    assert "refusing to record crm-west/TASK-001" in result.stderr
+    assert "/agentOutput: 2 variants" in result.stdout
+    assert project.baseline_bytes() == {}  # all or nothing: TASK-002 was stable, still not written
+    result = project.cli("record", "--repeat", "2", "--force", "TASK-001", "TASK-002")
+    assert result.exit_code == 0, result.output
+    assert sorted(project.baseline_bytes()) == [
+        ".silo-regress-format",
+        "TASK-001.result.json",
+        "TASK-001.state-diff.json",
+        "TASK-002.result.json",
+        "TASK-002.state-diff.json",
+    ]
+    # The recorded run is one of those just made, the newest complete one.
+    newest = max(
+        (r for r in new_runs(project) if r["taskId"] == "TASK-001"), key=lambda r: r["startedAt"]
+    )
+    assert f"from run {newest['dir'].name}" in result.stdout
+
+
+def test_record_repeat_records_a_stable_task(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    result = project.cli("record", "--repeat", "3", "crm-east/TASK-004")
+    assert result.exit_code == 0, result.output
+    assert "stable, 3 of 3" in result.stdout
+    assert "crm-east/TASK-004.result.json" in project.baseline_bytes()
+    assert project.cli("check").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["record", "--force", "TASK-001"], "--force only applies with --repeat"),
+        (["record", "--repeat", "2", "--run", "run_x"], "give no --run"),
+        (["run", "--repeat", "0", "TASK-001"], "--repeat"),
+    ],
+)
+def test_runner_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    project = silo_project(tmp_path)
+    result = project.cli(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert not project.runs_dir.exists()
+
+
+# --- failures of the setup: exit 3 --------------------------------------------
+
+
+def test_silo_command_not_found(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project", config='silo-command = ["no-such-silo-7f3"]\n')
+    result = project.cli("run", "crm-west/TASK-001")
+    assert result.exit_code == 3, result.output
+    assert result.stderr.startswith("silo-regress: error: pyproject.toml [tool.silo-regress]")
+    assert "'no-such-silo-7f3' is not on PATH" in result.stderr
+    assert not project.runs_dir.exists()
+
+
+def test_agent_file_missing(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, 'agent = "agents/missing.ts"\n')
+    result = project.cli("run", "TASK-001")
+    assert result.exit_code == 3, result.output
+    assert "agents/missing.ts: agent file not found" in result.stderr
+    assert fake_pids(control) == []  # refused before starting anything
+    result = project.cli("run", "--agent", "nope.ts", "TASK-001")
+    assert result.exit_code == 3
+    assert "nope.ts: agent file not found (--agent 'nope.ts'" in result.stderr
+
+
+def test_unknown_environment_relays_silos_own_message(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    result = project.cli("run", "crm-nowhere/TASK-001", "TASK-001")
+    assert result.exit_code == 3, result.output
+    assert (
+        "silo-regress: error: crm-nowhere/TASK-001: Silo exited 1 without writing a run: "
+        'Error: Unknown environment "crm-nowhere". Available environments: crm-west, crm-east'
+    ) in result.stderr
+    assert [r["environment"] for r in new_runs(project)] == ["crm-west"]  # kept going
+
+
+def test_check_run_stops_at_a_configuration_error_instead_of_checking_old_runs(
+    tmp_path: Path, control: Path
+) -> None:
+    project = silo_project(tmp_path)
+    project.add_run("TASK-001")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    behave(control, **{"TASK-001": {"mode": "config-error", "message": 'Unknown task "TASK-001"'}})
+    result = project.cli("check", "--run")
+    assert result.exit_code == 3, result.output
+    assert 'Error: Unknown task "TASK-001"' in result.stderr
+    assert "1 of 1 rollouts did not leave a run to check (see above)" in result.stderr
+    assert "so nothing was compared" in result.stderr
+    assert result.stdout == ""
+
+
+def test_disk_full_while_silo_writes(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"mode": "enospc"}})
+    result = project.cli("run", "TASK-001")
+    assert result.exit_code == 3, result.output
+    assert "crm-west/TASK-001: the disk is full, Silo could not write its run" in result.stderr
+    assert "ENOSPC: no space left on device" in result.stderr
+
+
+def test_exit_0_without_a_new_run_points_at_runs_dir(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, 'runs-dir = "elsewhere/runs"\n')
+    result = project.cli("run", "TASK-001")
+    assert result.exit_code == 3, result.output
+    assert "Silo exited 0 but no new run appeared under elsewhere/runs/" in result.stderr
+    assert "is runs-dir right?" in result.stderr
+
+
+def test_unqualified_baseline_without_runs_or_environment(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, environment=False)
+    project.add_run("TASK-001")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    for run in project.runs_dir.iterdir():  # a fresh clone: baselines, no runs
+        for file in run.iterdir():
+            file.unlink()
+        run.rmdir()
+    result = project.cli("run")
+    assert result.exit_code == 3, result.output
+    assert "cannot tell which environment to run task TASK-001 in" in result.stderr
+    assert "set 'environment' in [tool.silo-regress]" in result.stderr
+
+
+# --- timeouts and Ctrl-C: no orphans ------------------------------------------
+
+
+def test_timeout_kills_the_process_group_and_keeps_going(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, "timeout = 1\n")
+    # It ignores SIGTERM, so the runner has to escalate to SIGKILL.
+    behave(control, **{"TASK-001": {"mode": "hang", "ignore_term": True}})
+    started = time.monotonic()
+    result = project.cli("run", "-j", "2", "TASK-001", "TASK-002")
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 3, result.output
+    assert (
+        "silo-regress: error: crm-west/TASK-001: timed out after 1 s; its process group was killed"
+        in result.stderr
+    )
+    assert [r["taskId"] for r in new_runs(project) if "taskId" in r] == ["TASK-002"]
+    pids = fake_pids(control)
+    assert len(pids) == 3  # two Silos and the hanging one's child
+    assert survivors(pids) == []
+    assert processes_under(project.root) == []
+
+
+def test_ctrl_c_stops_every_rollout_and_exits_130(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"mode": "hang"}, "TASK-002": {"mode": "hang"}})
+    proc = subprocess.Popen(
+        [
+            str(SILO_REGRESS),
+            "--project",
+            str(project.root),
+            "run",
+            "-j",
+            "2",
+            "TASK-001",
+            "TASK-002",
+            "TASK-003",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # A test run from a background job inherits an ignored SIGINT; a terminal's is default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 20
+    while len(fake_pids(control)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(fake_pids(control)) == 4, "both hanging Silos and their children started"
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert b"silo-regress: error: interrupted" in stderr
+    assert survivors(fake_pids(control)) == []
+    assert processes_under(project.root) == []
+    assert not any(r.get("taskId") == "TASK-003" for r in new_runs(project))  # never started
+
+
+def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"mode": "hang"}})
+    proc = subprocess.Popen(
+        [str(SILO_REGRESS), "--project", str(project.root), "run", "TASK-001"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 20
+    while len(fake_pids(control)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.terminate()
+    proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    assert survivors(fake_pids(control)) == []
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(SILO_REGRESS), "--project", str(project.root), "run", "TASK-001"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    os.close(follower)
+    stdout, _ = proc.communicate(timeout=30)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    assert b"running 1 rollout, 1 at a time" in shown
+    assert b"[1/1]" not in shown  # the bar, not the plain lines
+    assert b"crm-west/TASK-001: passed" in stdout
+
+
+def test_readme_runner_config_example_is_valid(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- snippet:runner-config -->\n```toml\n", 1)[1].split("```", 1)[0]
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(block, encoding="utf-8")
+    from silo_regress.config import load_config
+
+    config = load_config(root)
+    assert config.silo_command == ("npx", "silo")
+    assert config.jobs == 4
+    east, west = config.settings_for("crm-east"), config.settings_for("crm-west")
+    assert (east.agent, east.timeout) == ("agents/east.agent.ts", 900)
+    assert (west.agent, west.timeout) == ("silo.agent.ts", 600)
+
+
+def test_variation_wording() -> None:
+    from silo_regress.compare import MISSING
+    from silo_regress.runner import Variation
+
+    def said(*variants: tuple[Any, int]) -> str:
+        return Variation("result.json", "/p", variants).describe()
+
+    assert said((True, 2), (False, 1)) == "/p: true x2, false x1"
+    assert said((MISSING, 2), (3, 1)) == "/p: (absent) x2, 3 x1"
+    assert said(("completed", 1), ("timeout", 1)) == '/p: "completed" x1, "timeout" x1'
+    assert said(("Lead qualified.", 1), ("Done", 1)) == "/p: 2 variants"
+    assert said(({"label": "x"}, 1), (None, 1)) == "/p: 2 variants"
