@@ -132,9 +132,10 @@ class BaselineStore:
             found.append(baseline)
 
     def read(self, baseline: Baseline) -> bytes:
-        path = self.root / baseline.relpath
+        path = os.path.join(self.root, baseline.relpath)
         try:
-            return path.read_bytes()
+            with open(path, "rb") as handle:
+                return handle.read()
         except OSError as exc:
             raise InputError(f"{path}: cannot read baseline: {exc.strerror}") from None
 

@@ -346,8 +346,27 @@ _PREFILTER = re.compile(
 )
 
 
+# Substrings every finding's canonical bytes must contain, found with memchr-speed
+# scans: a volatile key is printed as `"key": `, a date-time holds ":<digit>" or
+# "T<digit>", a run id holds "run_". Only a hit pays for the full pattern (~50 us
+# on a 2 KB file, against ~7 us for these).
+_KEY_HINTS = tuple(
+    {
+        f'"{k}": '.encode() if not k.endswith(("At", "Ms")) else f'{k[-2:]}": '.encode()
+        for k in VOLATILE_KEYS
+    }
+)
+_TIME_HINTS = (re.compile(rb":\d"), re.compile(rb"T\d"))
+
+
 def might_be_volatile(text: bytes) -> bool:
     """A cheap test on canonical bytes: False means :func:`scan_volatile` finds nothing."""
+    if not (
+        b"run_" in text
+        or any(hint in text for hint in _KEY_HINTS)
+        or any(rx.search(text) is not None for rx in _TIME_HINTS)
+    ):
+        return False
     return _PREFILTER.search(text) is not None
 
 

@@ -9,6 +9,7 @@ import difflib
 import enum
 import itertools
 import operator
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -193,7 +194,7 @@ def check(
                     )
                 )
             continue
-        result_problem = _result_problem(config, run) if run is not None else None
+        result = _read_result(config, run) if run is not None else None
         for baseline in target.baselines:
             outcomes.append(
                 _compare_one(
@@ -202,7 +203,7 @@ def check(
                     baseline,
                     environment=environment,
                     run=run,
-                    result_problem=result_problem,
+                    result=result,
                     wrong_version=wrong_version,
                 )
             )
@@ -242,22 +243,29 @@ def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, 
 
 
 def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
-    return config.relative(run.path / artifact) if run is not None else None
+    return config.relative(os.path.join(run.path, artifact)) if run is not None else None
 
 
-def _result_problem(config: Config, run: Run) -> str | None:
-    """Why the run has no result (crashed, truncated), or None when it has one."""
-    path = run.path / RESULT_FILE
+@dataclass(frozen=True)
+class _Result:
+    """A run's result.json: why it is unusable, or its canonical document."""
+
+    problem: str | None
+    doc: Document | None = None
+
+
+def _read_result(config: Config, run: Run) -> _Result:
+    path = config.relative(os.path.join(run.path, RESULT_FILE))
     data = read_artifact(run, RESULT_FILE)
     if data is None:
-        return f"{config.relative(path)} is missing: the rollout crashed or is still running"
+        return _Result(f"{path} is missing: the rollout crashed or is still running")
     try:
-        doc = canonicalize(data, source=config.relative(path))
+        doc = canonicalize(data, source=path)
     except InputError as exc:
-        return exc.message
+        return _Result(exc.message)
     if not isinstance(doc.value, dict):
-        return f"{config.relative(path)} is not a JSON object"
-    return None
+        return _Result(f"{path} is not a JSON object")
+    return _Result(None, doc)
 
 
 def _compare_one(
@@ -267,76 +275,81 @@ def _compare_one(
     *,
     environment: str | None,
     run: Run | None,
-    result_problem: str | None,
+    result: _Result | None,
     wrong_version: str | None,
 ) -> Outcome:
     artifact = baseline.artifact
-    base = Outcome(
-        task=baseline.ref,
-        environment=environment,
-        artifact=artifact,
-        verdict=Verdict.MATCH,
-        baseline_path=config.relative(config.baselines_dir / baseline.relpath),
-        run_path=_run_path(config, run, artifact),
-        run_name=run.name if run else None,
+    fields: dict[str, Any] = {
+        "task": baseline.ref,
+        "environment": environment,
+        "artifact": artifact,
+        "baseline_path": config.relative(os.path.join(config.baselines_dir, baseline.relpath)),
+        "run_path": _run_path(config, run, artifact),
+        "run_name": run.name if run else None,
+    }
+    verdict, detail = _judge(
+        config, source, baseline, run=run, result=result, wrong_version=wrong_version, fields=fields
     )
+    return Outcome(verdict=verdict, detail=detail, **fields)
+
+
+def _judge(
+    config: Config,
+    source: BaselineSource,
+    baseline: Baseline,
+    *,
+    run: Run | None,
+    result: _Result | None,
+    wrong_version: str | None,
+    fields: dict[str, Any],
+) -> tuple[Verdict, str | None]:
+    """The verdict and its detail; fills ``fields`` with texts, changes and behaviour."""
+    artifact = baseline.artifact
     if wrong_version is not None:
-        return _with(base, Verdict.FORMAT_VERSION, detail=wrong_version)
-    baseline_bytes = source.read(baseline)
-    base = _with(base, Verdict.MATCH, baseline_text=baseline_bytes)
-    if run is None:
-        return _with(
-            base,
-            Verdict.MISSING_RUN,
-            detail=f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/",
+        return Verdict.FORMAT_VERSION, wrong_version
+    baseline_bytes = fields["baseline_text"] = source.read(baseline)
+    if run is None or result is None:
+        return Verdict.MISSING_RUN, (
+            f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/"
         )
-    if result_problem is not None:
-        return _with(
-            base, Verdict.INCOMPLETE_RUN, detail=f"newest run {run.name}: {result_problem}"
-        )
-    run_source = config.relative(run.path / artifact)
-    data = read_artifact(run, artifact)
-    if data is None:
-        return _with(base, Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
-    try:
-        run_doc = canonicalize(data, source=run_source)
-    except InputError as exc:
-        return _with(base, Verdict.INCOMPLETE_RUN, detail=exc.message)
+    if result.problem is not None:
+        return Verdict.INCOMPLETE_RUN, f"newest run {run.name}: {result.problem}"
+    if artifact == RESULT_FILE and result.doc is not None:
+        run_doc = result.doc
+    else:
+        run_source = fields["run_path"]
+        data = read_artifact(run, artifact)
+        if data is None:
+            return Verdict.INCOMPLETE_RUN, f"{run_source} is missing"
+        try:
+            run_doc = canonicalize(data, source=run_source)
+        except InputError as exc:
+            return Verdict.INCOMPLETE_RUN, exc.message
     run_doc = _ignored(config, run_doc, artifact)
-    base = _with(base, Verdict.MATCH, run_text=run_doc.text)
+    fields["run_text"] = run_doc.text
     if baseline_bytes == run_doc.text:
         findings = _findings(config, run_doc, artifact)
         if findings:
-            return _with(base, Verdict.VOLATILE, detail=_describe(findings, base.baseline_path))
-        return base
+            return Verdict.VOLATILE, _describe(findings, fields["baseline_path"])
+        return Verdict.MATCH, None
     shown = source.display_path(baseline)
     try:
         base_doc = canonicalize(baseline_bytes, source=shown)
     except InputError as exc:
-        return _with(base, Verdict.NOT_CANONICAL, detail=exc.message)
+        return Verdict.NOT_CANONICAL, exc.message
     if base_doc.text != baseline_bytes:
-        return _with(
-            base,
-            Verdict.NOT_CANONICAL,
-            detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
+        return Verdict.NOT_CANONICAL, (
+            f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it"
         )
     findings = _findings(config, base_doc, artifact)
     if findings:
-        return _with(base, Verdict.VOLATILE, detail=_describe(findings, shown))
+        return Verdict.VOLATILE, _describe(findings, shown)
     base_doc = _ignored(config, base_doc, artifact)
     if base_doc.text == run_doc.text:
-        return base
-    return _with(
-        base,
-        Verdict.CHANGED,
-        changes=tuple(diff_values(base_doc.value, run_doc.value)),
-        behaviour=summarize(artifact, base_doc.value, run_doc.value),
-    )
-
-
-def _with(outcome: Outcome, verdict: Verdict, **changes: Any) -> Outcome:
-    values = {**outcome.__dict__, "verdict": verdict, **changes}
-    return Outcome(**values)
+        return Verdict.MATCH, None
+    fields["changes"] = tuple(diff_values(base_doc.value, run_doc.value))
+    fields["behaviour"] = summarize(artifact, base_doc.value, run_doc.value)
+    return Verdict.CHANGED, None
 
 
 def _ignored(config: Config, doc: Document, artifact: str) -> Document:

@@ -211,14 +211,16 @@ def build_index(runs_dir: Path, found: Iterable[Run | Unidentified]) -> RunIndex
 
 def read_artifact(run: Run, artifact: str) -> bytes | None:
     """The artifact's bytes, or None when the run did not write it."""
+    path = os.path.join(run.path, artifact)
     try:
-        return (run.path / artifact).read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise InputError(f"{run.path / artifact}: is a directory, not a file") from None
+        raise InputError(f"{path}: is a directory, not a file") from None
     except OSError as exc:
-        raise InputError(f"{run.path / artifact}: cannot read: {exc.strerror}") from None
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def result_is_complete(run: Run) -> bool:
