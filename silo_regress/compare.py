@@ -178,7 +178,9 @@ def check(
     for target in targets:
         run = None
         if target.key is not None:
-            run = (runs or {}).get(target.key) or index.newest(*target.key)
+            # With pinned runs (check --run) only those count: an older run on
+            # disk is not a result anybody just produced.
+            run = runs.get(target.key) if runs is not None else index.newest(*target.key)
         environment = target.key[0] if target.key else target.ref.environment
         if not target.baselines:
             for artifact in config.artifacts:

@@ -31,7 +31,7 @@ class Config:
     baselines_dir: Path
     artifacts: tuple[str, ...] = DEFAULT_ARTIFACTS
     environment: str | None = None
-    silo_command: tuple[str, ...] = ("npx", "silo")
+    silo_command: tuple[str, ...] = ("npx", "--no", "silo")
     agent: str | None = None
     jobs: int | None = None
     timeout: float | None = None
@@ -140,7 +140,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         baselines_dir=project / (_string(table, "baselines-dir", where) or "baselines"),
         artifacts=artifacts,
         environment=_string(table, "environment", where),
-        silo_command=tuple(command) if command else ("npx", "silo"),
+        silo_command=tuple(command) if command else ("npx", "--no", "silo"),
         agent=_string(table, "agent", where),
         jobs=int(jobs) if jobs is not None else None,
         timeout=_positive(table, "timeout", where),

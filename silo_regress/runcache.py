@@ -43,6 +43,7 @@ from silo_regress.runs import (
     Unidentified,
     build_index,
     list_run_dirs,
+    list_run_names,
     parse_started,
     read_run,
 )
@@ -251,10 +252,11 @@ def index_runs_cached(
     runs_dir: Path, *, min_runs: int = MIN_RUNS, racy_ns: int = RACY_NS
 ) -> RunIndex:
     """Every run under ``runs_dir``, identified through the cache when there are many."""
-    entries = list_run_dirs(runs_dir)
-    if len(entries) < min_runs:
+    names = list_run_names(runs_dir)
+    if len(names) < min_runs:
+        entries = list_run_dirs(runs_dir)
         return build_index(runs_dir, [read_run(Path(entry.path)) for entry in entries])
-    return _scan(runs_dir, [e.name for e in entries], racy_ns=racy_ns)
+    return _scan(runs_dir, names, racy_ns=racy_ns)
 
 
 def _scan(runs_dir: Path, names: list[str], *, racy_ns: int) -> RunIndex:
@@ -271,6 +273,8 @@ def _scan(runs_dir: Path, names: list[str], *, racy_ns: int) -> RunIndex:
     for name in names:
         try:
             st = stat(f"{root}/{name}/{RUN_FILE}")
+        except NotADirectoryError:
+            continue  # a foreign file beside the runs (notes.txt, .DS_Store)
         except OSError as exc:
             unidentified.append(_unreadable(runs_dir / name, exc))
             continue

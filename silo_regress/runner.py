@@ -244,7 +244,7 @@ def _require_command(config: Config, command: tuple[str, ...], *, where: str) ->
     if not found:
         raise RunnerError(
             f"{where}: silo-command {list(command)} cannot start Silo: "
-            f'{place}; set silo-command to how you start Silo, e.g. ["npx", "silo"]'
+            f'{place}; set silo-command to how you start Silo, e.g. ["npx", "--no", "silo"]'
         )
 
 

@@ -185,6 +185,23 @@ def list_run_dirs(runs_dir: Path) -> list[os.DirEntry[str]]:
         raise InputError(f"{runs_dir}: runs directory cannot be read (permission denied)") from None
 
 
+def list_run_names(runs_dir: Path) -> list[str]:
+    """Names under the runs directory that may be runs (hidden names skipped).
+
+    Unlike :func:`list_run_dirs` this does not tell directories from files, which
+    costs a stat per entry on some file systems; the caller's stat of
+    ``NAME/run.json`` fails with NotADirectoryError for a foreign file anyway.
+    """
+    try:
+        return [name for name in os.listdir(runs_dir) if not name.startswith(".")]
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        raise InputError(f"{runs_dir}: runs directory is a file, not a directory") from None
+    except PermissionError:
+        raise InputError(f"{runs_dir}: runs directory cannot be read (permission denied)") from None
+
+
 def index_runs(runs_dir: Path) -> RunIndex:
     """Read every run's identity under ``runs_dir`` (runcache.index_runs caches it)."""
     found: list[Run | Unidentified] = [

@@ -20,7 +20,7 @@ def test_defaults_without_pyproject(tmp_path: Path) -> None:
     assert config.baselines_dir == tmp_path.resolve() / "baselines"
     assert config.artifacts == DEFAULT_ARTIFACTS == ("result.json", "state-diff.json")
     assert config.environment is None and config.source is None
-    assert config.silo_command == ("npx", "silo")
+    assert config.silo_command == ("npx", "--no", "silo")
     assert config.volatile_exempt == () and config.ignore == ()
 
 

@@ -195,7 +195,16 @@ def check(
     if run_first:
         from silo_regress.cli.runner import run_before_check
 
-        pinned = run_before_check(g, config, source, _refs(refs), jobs=jobs)
+        run_refs = _refs(refs)
+        pinned = {}
+        if chosen_shard is not None:
+            # Run only this shard's tasks: the other shards' jobs run theirs.
+            from silo_regress.sharding import select_shard
+
+            planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
+            run_refs = [t.ref for t in select_shard(planned, chosen_shard)]
+        if run_refs or chosen_shard is None:
+            pinned = run_before_check(g, config, source, run_refs, jobs=jobs)
     index = index_runs(config.runs_dir)
     if allow_no_runs and not index.by_task:
         _out(
