@@ -8,9 +8,10 @@ is missing or unreadable cannot be tied to a task; it is kept aside as
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,17 +173,25 @@ def parse_started(text: str) -> datetime | None:
     return moment
 
 
-def list_run_dirs(runs_dir: Path) -> list[os.DirEntry[str]]:
-    """Run directories: every non-hidden subdirectory (foreign files are skipped)."""
+@contextlib.contextmanager
+def _listing(runs_dir: Path) -> Iterator[None]:
+    """Turn a runs directory that cannot be listed into one sentence naming it."""
     try:
-        with os.scandir(runs_dir) as entries:
-            return [e for e in entries if not e.name.startswith(".") and e.is_dir()]
+        yield
     except FileNotFoundError:
-        return []
+        raise InputError(f"{runs_dir}: runs directory disappeared while being listed") from None
     except NotADirectoryError:
         raise InputError(f"{runs_dir}: runs directory is a file, not a directory") from None
     except PermissionError:
         raise InputError(f"{runs_dir}: runs directory cannot be read (permission denied)") from None
+
+
+def list_run_dirs(runs_dir: Path) -> list[os.DirEntry[str]]:
+    """Run directories: every non-hidden subdirectory (foreign files are skipped)."""
+    if not os.path.lexists(runs_dir):
+        return []
+    with _listing(runs_dir), os.scandir(runs_dir) as entries:
+        return [e for e in entries if not e.name.startswith(".") and e.is_dir()]
 
 
 def list_run_names(runs_dir: Path) -> list[str]:
@@ -192,14 +201,10 @@ def list_run_names(runs_dir: Path) -> list[str]:
     costs a stat per entry on some file systems; the caller's stat of
     ``NAME/run.json`` fails with NotADirectoryError for a foreign file anyway.
     """
-    try:
-        return [name for name in os.listdir(runs_dir) if not name.startswith(".")]
-    except FileNotFoundError:
+    if not os.path.lexists(runs_dir):
         return []
-    except NotADirectoryError:
-        raise InputError(f"{runs_dir}: runs directory is a file, not a directory") from None
-    except PermissionError:
-        raise InputError(f"{runs_dir}: runs directory cannot be read (permission denied)") from None
+    with _listing(runs_dir):
+        return [name for name in os.listdir(runs_dir) if not name.startswith(".")]
 
 
 def index_runs(runs_dir: Path) -> RunIndex:

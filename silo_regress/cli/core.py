@@ -92,6 +92,25 @@ class ReportFormat(enum.StrEnum):
     HTML = "html"
 
 
+# Shared by check and merge: one report, the same flags.
+FormatOption = Annotated[
+    ReportFormat,
+    typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the --format report to FILE; the text report still goes to stdout.",
+        show_default=False,
+    ),
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
+]
+
+
 def _store(config: Any) -> Any:
     from silo_regress.baselines import BaselineStore
 
@@ -121,23 +140,13 @@ def check(
             help="Only these tasks (default: every baselined task).", show_default=False
         ),
     ] = None,
-    report_format: Annotated[
-        ReportFormat,
-        typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
-    ] = ReportFormat.TEXT,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write the --format report to FILE; the text report still goes to stdout.",
-            show_default=False,
-        ),
-    ] = None,
+    report_format: FormatOption = ReportFormat.TEXT,
+    output: OutputOption = None,
     shard: Annotated[
         str | None,
         typer.Option(
             "--shard",
+            metavar="K/N",
             help="Check only shard K of N (K/N, 1-based), split by task ref.",
             show_default=False,
         ),
@@ -146,6 +155,7 @@ def check(
         str | None,
         typer.Option(
             "--against",
+            metavar="GITREF",
             help="Compare with the baselines as of this git commit (e.g. origin/main).",
             show_default=False,
         ),
@@ -172,11 +182,9 @@ def check(
             "--jobs", "-j", min=1, help="Parallel rollouts with --run.", show_default=False
         ),
     ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
-    ] = False,
+    verbose: VerboseOption = False,
 ) -> int:
-    """Compare the newest run of each baselined task with its baselines; never writes.
+    """Compare the newest run of each baselined task with its baselines; never writes one.
 
     Exit 0 when every artifact matches, 1 with a report when any does not.
     """

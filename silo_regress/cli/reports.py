@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from silo_regress.cli.app import _globals, _handled, _warn, app
-from silo_regress.cli.core import ReportFormat, _emit
+from silo_regress.cli.core import FormatOption, OutputOption, ReportFormat, VerboseOption, _emit
 
 
 def append_step_summary(report: Any) -> None:
@@ -38,22 +38,9 @@ def merge(
             show_default=False,
         ),
     ],
-    report_format: Annotated[
-        ReportFormat,
-        typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
-    ] = ReportFormat.TEXT,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write the --format report to FILE; the text report still goes to stdout.",
-            show_default=False,
-        ),
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
-    ] = False,
+    report_format: FormatOption = ReportFormat.TEXT,
+    output: OutputOption = None,
+    verbose: VerboseOption = False,
 ) -> int:
     """Combine the JSON reports of `check --shard K/N` jobs into one report and exit code.
 
