@@ -25,7 +25,11 @@ BOM = b"\xef\xbb\xbf"
 
 # orjson prints floats in forms JavaScript never uses ("1.0", "1e+16", "1e-6");
 # a round trip through such a literal would be faithful but not canonical.
-_UNSAFE_NUMBER = re.compile(rb"[0-9]\.0(?![0-9])|[0-9][eE]")
+# Patterns with a literal first byte are searched at memchr speed; the digit
+# before the hit is checked by hand (a leading class would make the regex engine
+# stop at every digit of a 50 MB file). orjson always signs its exponents.
+_UNSAFE_NUMBER = (re.compile(rb"\.0(?![0-9])"), re.compile(rb"e[+-][0-9]"))
+_DIGITS = frozenset(b"0123456789")
 # UTF-8 lead bytes of U+E000 and above: only keys with such characters sort
 # differently in UTF-16 code units (RFC 8785) than in code points (orjson).
 _HIGH_LEAD = re.compile(rb"[\xee-\xf4]")
@@ -202,12 +206,21 @@ def _canonicalize_fast(data: bytes) -> Document | None:
         return None
     if len(data) != len(pretty) + 1 or not data.startswith(pretty) or data[-1:] != b"\n":
         return None
-    if _UNSAFE_NUMBER.search(pretty) is not None:
+    if _has_unsafe_number(pretty):
         return None
-    if _HIGH_LEAD.search(data) is not None and not _keys_sort_alike(value):
+    if not data.isascii() and _HIGH_LEAD.search(data) and not _keys_sort_alike(value):
         return None
     text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     return Document(value=value, text=text)
+
+
+def _has_unsafe_number(pretty: bytes) -> bool:
+    """True when orjson may have printed a float as JavaScript would not (1.0, 1e+16)."""
+    for pattern in _UNSAFE_NUMBER:
+        for hit in pattern.finditer(pretty):
+            if hit.start() and pretty[hit.start() - 1] in _DIGITS:
+                return True
+    return False
 
 
 def _keys_sort_alike(value: Any) -> bool:
@@ -356,7 +369,7 @@ _KEY_HINTS = tuple(
         for k in VOLATILE_KEYS
     }
 )
-_TIME_HINTS = (re.compile(rb":\d"), re.compile(rb"T\d"))
+_BASIC_TIME_HINT = re.compile(rb"T\d")
 
 
 def might_be_volatile(text: bytes) -> bool:
@@ -364,7 +377,9 @@ def might_be_volatile(text: bytes) -> bool:
     if not (
         b"run_" in text
         or any(hint in text for hint in _KEY_HINTS)
-        or any(rx.search(text) is not None for rx in _TIME_HINTS)
+        # Every key separator is `": `; a colon outside one may be a time of day.
+        or text.count(b":") != text.count(b'": ')
+        or _BASIC_TIME_HINT.search(text) is not None
     ):
         return False
     return _PREFILTER.search(text) is not None
