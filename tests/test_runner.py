@@ -247,9 +247,7 @@ def test_check_run_passes_when_silo_reproduces_the_baseline(tmp_path: Path, cont
     assert len(new_runs(project)) == 6
 
 
-def test_check_run_with_a_shard_runs_only_that_shards_tasks(
-    tmp_path: Path, control: Path
-) -> None:
+def test_check_run_with_a_shard_runs_only_that_shards_tasks(tmp_path: Path, control: Path) -> None:
     from silo_regress.sharding import parse_shard, shard_of
     from silo_regress.taskref import TaskRef
 
