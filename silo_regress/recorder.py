@@ -37,6 +37,9 @@ class Choice:
 
     ref: TaskRef
     run: Run
+    # Newer runs of the task that crashed or are still being written: recording an
+    # older run is right, but it must never happen silently.
+    passed_over: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Recording:
     ref: TaskRef
     run: Run
     files: tuple[RecordedFile, ...]
+    passed_over: tuple[str, ...] = ()
 
 
 def choose_runs(
@@ -78,8 +82,12 @@ def choose_runs(
                 f"{config.relative(newest.path)}: task {ref} has no complete run to record "
                 f"(its newest run has no parseable result.json); run the task again"
             )
-        choices.append(Choice(ref=ref, run=run))
+        choices.append(Choice(ref=ref, run=run, passed_over=_newer_than(index, key, run)))
     return choices
+
+
+def _newer_than(index: RunIndex, key: tuple[str, str], run: Run) -> tuple[str, ...]:
+    return tuple(r.name for r in index.runs_of(*key) if r.order > run.order)
 
 
 def _require_key(config: Config, index: RunIndex, ref: TaskRef) -> tuple[str, str]:
@@ -138,7 +146,9 @@ def _choose_all(config: Config, index: RunIndex) -> list[Choice]:
     for environment, task_id in index.task_keys():
         run = newest_complete(index, environment, task_id)
         if run is not None:
-            choices.append(Choice(ref=_ref_for(config, index, environment, task_id), run=run))
+            ref = _ref_for(config, index, environment, task_id)
+            newer = _newer_than(index, (environment, task_id), run)
+            choices.append(Choice(ref=ref, run=run, passed_over=newer))
     if not choices:
         raise InputError(
             f"{config.relative(index.runs_dir)}: no complete run to record"
@@ -179,7 +189,11 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
                 else FileState.CHANGED
             )
             files.append(RecordedFile(choice.ref, artifact, config.relative(path), state, text))
-        recordings.append(Recording(ref=choice.ref, run=choice.run, files=tuple(files)))
+        recordings.append(
+            Recording(
+                ref=choice.ref, run=choice.run, files=tuple(files), passed_over=choice.passed_over
+            )
+        )
     if problems:
         shown = "; ".join(problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""

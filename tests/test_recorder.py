@@ -81,6 +81,8 @@ def test_record_takes_the_newest_complete_run_and_says_which(project: SiloProjec
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(
         "TASK-002: from run run_complete (crm-west, started 2026-03-16T09:00:00.000Z)\n"
+        "  note: passed over newer run(s) without a complete result.json: "
+        "run_truncated, run_crashed\n"
     )
     assert json.loads((project.baselines / "TASK-002.result.json").read_bytes())["reward"] == 0.75
     # check still compares with the newest run, which crashed.

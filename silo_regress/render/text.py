@@ -170,6 +170,14 @@ def render_recordings(recordings: Iterable[Recording], *, color: bool = False) -
             f"{recording.ref}: from run {recording.run.name} "
             f"({recording.run.environment}, started {recording.run.started_at})"
         )
+        if recording.passed_over:
+            newer = ", ".join(recording.passed_over)
+            out.append(
+                palette.paint(
+                    f"  note: passed over newer run(s) without a complete result.json: {newer}",
+                    "yellow",
+                )
+            )
         for file in recording.files:
             out.append(
                 f"  {palette.paint(f'{file.state.value:<9}', *style[file.state])} {file.path}"
