@@ -495,3 +495,31 @@ def test_silo_json_round_trip_of_fixture(project: SiloProject) -> None:
     path = project.add_run("TASK-002")
     assert json.loads((path / "result.json").read_bytes()) == make_result()
     assert silo_json({"a": 1}) == b'{\n  "a": 1\n}\n'
+
+
+def test_a_large_artifact_reports_only_the_changed_region(project: SiloProject) -> None:
+    # ~6 MB and 300,000 ids: the diff is cut to the changed region at the right lines,
+    # the summary names the one id that moved, and nothing else is printed.
+    ids = [f"AUD-{i:07d}" for i in range(300_000)]
+    _recorded(project, state_diff=make_state_diff(added=ids))
+    changed = [*ids]
+    changed[150_000] = "AUD-X150000"
+    project.add_run(
+        "TASK-002", started="2026-03-16T10:00:00.000Z", state_diff=make_state_diff(added=changed)
+    )
+    result = project.cli("check", "--format", "json")
+    (item,) = [r for r in json.loads(result.stdout)["results"] if r["status"] == "changed"]
+    assert item["changes"] == [
+        {
+            "path": "/collections/auditLog/added/150000",
+            "baseline": "AUD-0150000",
+            "run": "AUD-X150000",
+        }
+    ]
+    assert item["behaviour"] == ["auditLog.added: +AUD-X150000 -AUD-0150000"]
+    text = project.cli("check").stdout
+    baseline = (project.baselines / "TASK-002.state-diff.json").read_text().splitlines()
+    line = baseline.index('        "AUD-0150000",') + 1
+    assert f"    @@ -{line - 3},7 +{line - 3},7 @@\n" in text
+    assert '    -        "AUD-0150000",\n' in text and '    +        "AUD-X150000",\n' in text
+    assert len(text.splitlines()) < 40
