@@ -377,8 +377,9 @@ def might_be_volatile(text: bytes) -> bool:
     if not (
         b"run_" in text
         or any(hint in text for hint in _KEY_HINTS)
-        # Every key separator is `": `; a colon outside one may be a time of day.
-        or text.count(b":") != text.count(b'": ')
+        # A time of day's colon is followed by a digit: colons followed by a space
+        # (every key separator, most prose) cannot start one.
+        or text.count(b":") != text.count(b": ")
         or _BASIC_TIME_HINT.search(text) is not None
     ):
         return False

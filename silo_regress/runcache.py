@@ -22,13 +22,14 @@ is read again, so the cache is never trusted over the files it describes.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import tempfile
 import time
 import zlib
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from silo_regress.filestat import map_in_halves
 from silo_regress.runs import (
     RUN_FILE,
     Run,
@@ -265,38 +267,34 @@ def _scan(runs_dir: Path, names: list[str], *, racy_ns: int) -> RunIndex:
     position = {name: i for i, name in enumerate(old.names)}
     # Runs whose cached entry still holds, by the task number they were cached under.
     kept: list[list[int]] = [[] for _ in old.tasks]
-    fresh: list[tuple[Run, os.stat_result]] = []
+    fresh: list[tuple[Run, tuple[int, int, int, int]]] = []
     unidentified: list[Unidentified] = []
-    root = str(runs_dir)
-    stat = os.stat
-    ints, task_count, racy_before = old.ints, len(old.tasks), old.scanned - racy_ns
-    for name in names:
+    ints = old.ints
+    codes = _classify(runs_dir, names, old, position, racy_ns)
+    if _unchanged(codes, old):
+        return RunIndex(runs_dir=runs_dir, by_task=RunTable(runs_dir, _cached_rows(old), old))
+    for name, code in zip(names, codes, strict=True):
+        if code >= 0:
+            kept[ints[code * _FIELDS + 4]].append(code)
+            continue
+        if code == _FOREIGN:
+            continue  # a file beside the runs (notes.txt, .DS_Store)
+        if code != _READ:
+            error = _ERROR_BASE - code
+            unidentified.append(_unreadable(runs_dir / name, OSError(error, os.strerror(error))))
+            continue
+        # The key is a stat taken before the read: if the file changes in between,
+        # the next scan sees another key and reads it again.
         try:
-            st = stat(f"{root}/{name}/{RUN_FILE}")
-        except NotADirectoryError:
-            continue  # a foreign file beside the runs (notes.txt, .DS_Store)
+            st = os.stat(runs_dir / name / RUN_FILE)
         except OSError as exc:
             unidentified.append(_unreadable(runs_dir / name, exc))
             continue
-        i = position.get(name)
-        if i is not None:
-            at = i * _FIELDS
-            if (
-                ints[at] == st.st_mtime_ns
-                and ints[at + 1] == st.st_ctime_ns
-                and ints[at + 2] == st.st_size
-                and ints[at + 3] == st.st_ino
-                and st.st_mtime_ns <= racy_before
-                and st.st_ctime_ns <= racy_before
-                and 0 <= ints[at + 4] < task_count
-            ):
-                kept[ints[at + 4]].append(i)
-                continue
         found = read_run(runs_dir / name)
         if isinstance(found, Unidentified):
             unidentified.append(found)
         else:
-            fresh.append((found, st))
+            fresh.append((found, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)))
     rows: dict[Key, list[Row]] = {}
     for number, indices in enumerate(kept):
         if indices:
@@ -310,8 +308,78 @@ def _scan(runs_dir: Path, names: list[str], *, racy_ns: int) -> RunIndex:
     return RunIndex(runs_dir=runs_dir, by_task=table, unidentified=tuple(unidentified))
 
 
+def _unchanged(codes: array[int], old: _Cache) -> bool:
+    """Every cached entry still holds and nothing is new: checked at C speed."""
+    foreign = codes.count(_FOREIGN)
+    return (
+        len(codes) - foreign == len(old.names)
+        and (not codes or min(codes) >= _FOREIGN)
+        and codes.count(_READ) == 0
+    )
+
+
+def _cached_rows(old: _Cache) -> dict[Key, list[Row]]:
+    """The cache's own grouping of runs by task, without a Python pass per run."""
+    rows: dict[Key, list[Row]] = {}
+    start = 0
+    for task, group in itertools.groupby(old.ints[4::_FIELDS]):
+        count = len(list(group))
+        rows.setdefault(old.tasks[task], []).extend(range(start, start + count))
+        start += count
+    return rows
+
+
+# What _classify says of each run directory: a cache position (>= 0) whose entry
+# still holds, or one of these.
+_READ = -1  # not cached, changed since, or too recent to trust: read its run.json
+_FOREIGN = -2  # a file beside the runs, not a directory
+_ERROR_BASE = -3  # -3 - errno: run.json cannot be stat'ed
+
+
+def _classify(
+    runs_dir: Path, names: list[str], old: _Cache, position: dict[str, int], racy_ns: int
+) -> array[int]:
+    """Stat every run.json and compare it with its cache entry, in two processes."""
+    root = str(runs_dir)
+    ints, task_count, racy_before = old.ints, len(old.tasks), old.scanned - racy_ns
+
+    def classify(chunk: Sequence[str]) -> array[int]:
+        out = array("q")
+        append, stat, get = out.append, os.stat, position.get
+        for name in chunk:
+            try:
+                st = stat(f"{root}/{name}/{RUN_FILE}")
+            except NotADirectoryError:
+                append(_FOREIGN)
+                continue
+            except OSError as exc:
+                append(_ERROR_BASE - (exc.errno or 1))
+                continue
+            i = get(name)
+            if i is not None:
+                at = i * _FIELDS
+                if (
+                    ints[at] == st.st_mtime_ns
+                    and ints[at + 1] == st.st_ctime_ns
+                    and ints[at + 2] == st.st_size
+                    and ints[at + 3] == st.st_ino
+                    and st.st_mtime_ns <= racy_before
+                    and st.st_ctime_ns <= racy_before
+                    and 0 <= ints[at + 4] < task_count
+                ):
+                    append(i)
+                    continue
+            append(_READ)
+        return out
+
+    return map_in_halves(classify, names)
+
+
 def _rebuilt(
-    old: _Cache, kept: list[list[int]], fresh: list[tuple[Run, os.stat_result]], scanned: int
+    old: _Cache,
+    kept: list[list[int]],
+    fresh: list[tuple[Run, tuple[int, int, int, int]]],
+    scanned: int,
 ) -> _Cache:
     new = _Cache(scanned)
     numbers: dict[Key, int] = {}
@@ -331,22 +399,14 @@ def _rebuilt(
             new.names.append(old.names[i])
             new.ints.extend((*old.ints[at : at + 4], task, old.ints[at + 5]))
             new.started_at.append(old.started_at[i])
-    for run, st in fresh:
+    # Sorted by task, so a task's runs sit together and _cached_rows finds few groups.
+    for run, st in sorted(fresh, key=lambda item: item[0].key):
         if "\n" in run.name or "\n" in run.started_at:
             continue  # cannot be stored in a newline-joined column; read every time
         # The key is the stat taken before the read: if the file changed in
         # between, the next scan sees another key and reads it again.
         new.names.append(run.name)
-        new.ints.extend(
-            (
-                st.st_mtime_ns,
-                st.st_ctime_ns,
-                st.st_size,
-                st.st_ino,
-                number(run.key),
-                microseconds(run.started),
-            )
-        )
+        new.ints.extend((*st, number(run.key), microseconds(run.started)))
         new.started_at.append(run.started_at)
     return new
 
