@@ -210,6 +210,7 @@ def _canonicalize_fast(data: bytes) -> Document | None:
         return None
     if not data.isascii() and _HIGH_LEAD.search(data) and not _keys_sort_alike(value):
         return None
+    del pretty  # a large file's third copy: free it before the sorted one is made
     text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     return Document(value=value, text=text)
 

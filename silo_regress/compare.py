@@ -637,7 +637,21 @@ def _summarize_state(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def _gained_lost(before: list[Any], after: list[Any]) -> tuple[list[Any], list[Any]]:
-    """Items only in ``after`` and only in ``before``; linear for ids (hashable)."""
+    """Items only in ``after`` and only in ``before``, in their order; linear.
+
+    A list of millions of ids usually changes in one place: the common start and
+    end are skipped at C speed, and a few changed ids are looked up directly.
+    """
+    shorter = min(len(before), len(after))
+    start = _common_prefix(before, after, shorter)
+    end = _common_prefix(reversed(before), reversed(after), shorter - start)
+    middle_before, middle_after = before[start : len(before) - end], after[start : len(after) - end]
+    if len(middle_before) + len(middle_after) <= 32 and all(
+        type(i) is str for i in (*middle_before, *middle_after)
+    ):
+        gained = [i for i in middle_after if i not in before]
+        lost = [i for i in middle_before if i not in after]
+        return list(dict.fromkeys(gained)), list(dict.fromkeys(lost))
     try:  # a set alone would call true and 1 the same id: tag them where they occur
         old, new = set(before), set(after)
         if old & _BOOLISH or new & _BOOLISH:
@@ -652,9 +666,20 @@ def _gained_lost(before: list[Any], after: list[Any]) -> tuple[list[Any], list[A
     return _in_order(new - old, after), _in_order(old - new, before)
 
 
+def _common_prefix(a: Iterable[Any], b: Iterable[Any], length: int) -> int:
+    """How many of the first ``length`` items ``a`` and ``b`` share, counted in C."""
+    a, b = itertools.tee(a), itertools.tee(b)
+    # Compared with their types too: true and 1 are equal to Python, not to JSON.
+    unequal = map(operator.ne, a[0], b[0])
+    retyped = map(operator.is_not, map(type, a[1]), map(type, b[1]))
+    differs = itertools.islice(map(operator.or_, unequal, retyped), max(length, 0))
+    first = next(itertools.compress(itertools.count(), differs), None)
+    return max(length, 0) if first is None else first
+
+
 def _in_order(items: set[Any], order: list[Any]) -> list[Any]:
     """``items`` in the order they appear in ``order``, without a Python pass over it
-    when there are few (a 50 MB state-diff has millions of ids and one change)."""
+    when there are few."""
     if len(items) <= 16:
         return sorted(items, key=order.index)
     return [i for i in order if i in items]

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from silofixture import SiloProject, make_project, make_result, make_state_diff, silo_json
 from treestate import snapshot
 
@@ -523,3 +525,23 @@ def test_a_large_artifact_reports_only_the_changed_region(project: SiloProject) 
     assert f"    @@ -{line - 3},7 +{line - 3},7 @@\n" in text
     assert '    -        "AUD-0150000",\n' in text and '    +        "AUD-X150000",\n' in text
     assert len(text.splitlines()) < 40
+
+
+@given(
+    st.lists(st.sampled_from(["A", "B", "C", "D", "E"]), max_size=12),
+    st.lists(st.sampled_from(["A", "B", "C", "D", "E", "F"]), max_size=12),
+)
+def test_gained_and_lost_ids_match_the_obvious_definition(
+    before: list[str], after: list[str]
+) -> None:
+    from silo_regress.compare import _gained_lost
+
+    gained, lost = _gained_lost(before, after)
+    assert gained == list(dict.fromkeys(i for i in after if i not in before))
+    assert lost == list(dict.fromkeys(i for i in before if i not in after))
+
+
+def test_gained_and_lost_tell_true_from_1() -> None:
+    from silo_regress.compare import _gained_lost
+
+    assert _gained_lost([1, "a"], [True, "a"]) == ([True], [1])
