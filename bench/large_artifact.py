@@ -1,6 +1,6 @@
 """A ~50 MB state-diff.json: check's wall time and peak memory, matching and changed.
 
-    python bench/large_artifact.py [--ids 1700000] [--repeat 3]
+    python bench/large_artifact.py [--ids 1700000] [--shape ids|text] [--repeat 3]
 
 Builds a project with one task whose state-diff lists --ids audit ids (about 28
 bytes each in Silo's pretty JSON), records it, and times `silo-regress check` as its
@@ -54,11 +54,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ids", type=int, default=1_700_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--shape",
+        choices=["ids", "text"],
+        default="ids",
+        help="ids: millions of short ids (worst case for memory); text: 4,000 texts of 10 KB",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "pyproject.toml").write_text("[tool.silo-regress]\n")
-        ids = [f"AUD-{i:07d}" for i in range(args.ids)]
+        if args.shape == "ids":
+            ids = [f"AUD-{i:07d}" for i in range(args.ids)]
+        else:
+            ids = [f"note {i}: " + "the agent wrote a long summary. " * 320 for i in range(4000)]
         diff = {"scalars": [], "collections": {"auditLog": {"added": ids, "removed": []}}}
         runs = root / ".silo" / "runs"
         path = write_run(runs, "run_20260316100000_a", "2026-03-16T10:00:00.000Z", diff)
@@ -71,7 +80,7 @@ def main() -> None:
         print(f"state-diff.json: {size / 1e6:.1f} MB; orjson load+dump: {ceiling:.3f} s")
         for label in ("match", "changed"):
             if label == "changed":
-                ids[len(ids) // 2] = "AUD-CHANGED"
+                ids[len(ids) // 2] = "AUD-CHANGED" if args.shape == "ids" else "a changed note"
                 write_run(runs, "run_20260316110000_b", "2026-03-16T11:00:00.000Z", diff)
             results = [timed(root, "--color", "never", "check") for _ in range(args.repeat)]
             wall = min(r[0] for r in results)
