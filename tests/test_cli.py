@@ -213,6 +213,16 @@ def test_color_always_highlights_the_diff(project: SiloProject) -> None:
     assert ANSI.sub("", result.stdout) == project.cli("check", color="never").stdout
 
 
+def test_color_always_colours_the_word_diff_of_agent_output(project: SiloProject) -> None:
+    long = "The agent moved OPP-005 to Negotiation/Review and logged a call with the buyer."
+    project.add_run("TASK-002", result=make_result(agent_output=long))
+    assert project.cli("record", "TASK-002").exit_code == 0
+    project.add_run("TASK-002", result=make_result(agent_output=long.replace("a call", "no call")))
+    out = project.cli("check", color="always").stdout
+    assert "\x1b[31m[-a-]\x1b[0m" in out and "\x1b[32m{+no+}\x1b[0m" in out
+    assert "[-a-]{+no+}" in project.cli("check", color="never").stdout
+
+
 def test_color_auto_under_a_runner_is_plain(project: SiloProject) -> None:
     _changed(project)
     for args in (("check",), ("status",), ("diff", "TASK-002")):

@@ -6,6 +6,7 @@ for it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ _FAIL_WORD = {
     Verdict.FORMAT_VERSION: "FORMAT VERSION",
     Verdict.MATCH: "match",
 }
+_REMOVED = re.compile(r"\[-.*?-\]")
+_ADDED = re.compile(r"\{\+.*?\+\}")
 _ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "bold": "\x1b[1m"}
 
 
@@ -36,6 +39,13 @@ class Palette:
         if not self.color or not styles:
             return text
         return "".join(_ANSI[s] for s in styles) + text + "\x1b[0m"
+
+    def word_diff(self, text: str) -> str:
+        """Colour a summary's ``[-removed-]`` and ``{+added+}`` words; keep the markers."""
+        if not self.color:
+            return text
+        text = _REMOVED.sub(lambda m: self.paint(m.group(), "red"), text)
+        return _ADDED.sub(lambda m: self.paint(m.group(), "green"), text)
 
 
 def task_label(outcome: Outcome) -> str:
@@ -89,7 +99,7 @@ def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_C
         out.append(f"  {outcome.detail}")
     if outcome.behaviour:
         out.append("  behaviour:")
-        out.extend(f"    - {note}" for note in outcome.behaviour)
+        out.extend(f"    - {palette.word_diff(note)}" for note in outcome.behaviour)
     if outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
         out.append("  diff (- baseline, + run):")
         diff = unified_diff(
