@@ -308,3 +308,23 @@ def test_a_failing_check_without_colour_imports_nothing_heavy(
     assert coloured.returncode == 1
     assert "pygments" in _imported(coloured.stderr)
     assert "git" not in _imported(coloured.stderr)
+
+
+def test_the_readme_failing_report_is_what_check_prints(tmp_path: Path) -> None:
+    """The README's captured report, reproduced from the bundled example."""
+    import shutil
+
+    demo = tmp_path / "demo"
+    shutil.copytree(ROOT / "examples" / "crm-demo", demo)
+    runner = CliRunner()
+
+    def cli(*args: str) -> str:
+        result = runner.invoke(app, ["--project", str(demo), "--color", "never", *args])
+        return result.stdout
+
+    cli("record", "--all")
+    cli("record", "TASK-005", "--run", "run_20260315164458_ze7")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### What a failing check looks like", 1)[1]
+    captured = section.split("```text\n", 1)[1].split("```", 1)[0]
+    assert cli("check", "TASK-005") == captured
