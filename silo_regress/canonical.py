@@ -373,11 +373,29 @@ _KEY_HINTS = tuple(
 _BASIC_TIME_HINT = re.compile(rb"T\d")
 
 
+def _has_key_hint(text: bytes) -> bool:
+    """Whether a volatile key may be printed in ``text``.
+
+    One substring scan per key name is the fastest test on small files; a large
+    file with few object members (millions of ids, long texts) is faster to test
+    by looking at each of its few `": ` separators.
+    """
+    if len(text) < 1 << 20 or text.count(b'": ') > 4096:
+        return any(hint in text for hint in _KEY_HINTS)
+    at = text.find(b'": ')
+    while at != -1:
+        end = at + 3
+        if any(text.startswith(hint, end - len(hint)) for hint in _KEY_HINTS):
+            return True
+        at = text.find(b'": ', end)
+    return False
+
+
 def might_be_volatile(text: bytes) -> bool:
     """A cheap test on canonical bytes: False means :func:`scan_volatile` finds nothing."""
     if not (
         b"run_" in text
-        or any(hint in text for hint in _KEY_HINTS)
+        or _has_key_hint(text)
         # A time of day's colon is followed by a digit: colons followed by a space
         # (every key separator, most prose) cannot start one.
         or text.count(b":") != text.count(b": ")

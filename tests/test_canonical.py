@@ -28,6 +28,7 @@ from silo_regress import canonical
 from silo_regress.canonical import (
     FORMAT_VERSION,
     IGNORED,
+    VOLATILE_KEYS,
     Document,
     Finding,
     apply_ignores,
@@ -1232,3 +1233,18 @@ def test_apply_ignores() -> None:
     index = apply_ignores(value, artifact="x", ignore=[PathPattern.parse("/checks/1")])
     assert index["checks"] == [value["checks"][0], IGNORED]
     assert serialize(ignored).count(IGNORED.encode()) == 3
+
+
+@pytest.mark.parametrize("key", sorted(VOLATILE_KEYS))
+def test_prefilter_on_a_large_file_with_few_keys_still_finds_every_volatile_key(key: str) -> None:
+    # Over 1 MB with few members, the key test walks the `": ` separators instead.
+    ids = [f"AUD-{i:07d}" for i in range(60_000)]
+
+    def canonical(value: Any) -> bytes:
+        return canonicalize(
+            orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n", source=SOURCE
+        ).text
+
+    clean = canonical({"collections": {"auditLog": {"added": ids}}})
+    assert len(clean) > 1 << 20 and not might_be_volatile(clean)
+    assert might_be_volatile(canonical({"collections": {"auditLog": {"added": ids, key: 5}}}))
