@@ -10,6 +10,7 @@ import enum
 import re
 import shlex
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,29 +74,30 @@ def add_config_section(project: Path) -> Step:
 
 def write_gitattributes(baselines_dir: Path) -> Step:
     """``baselines/.gitattributes``: no line-ending conversion, diffs as text."""
-    path = baselines_dir / ".gitattributes"
-    what = f"`{GITATTRIBUTES_LINE}` for baselines"
-    existing = _read_text(path)
-    if existing is None:
-        write_atomic(path, GITATTRIBUTES.encode())
-        return Step(path, StepState.CREATED, what)
-    if GITATTRIBUTES_LINE in (line.strip() for line in existing.splitlines()):
-        return Step(path, StepState.UNCHANGED, what)
-    write_atomic(path, (_with_newline(existing) + GITATTRIBUTES).encode())
-    return Step(path, StepState.UPDATED, what)
+    return _ensure_line(
+        baselines_dir / ".gitattributes",
+        GITATTRIBUTES.rstrip("\n"),
+        present={GITATTRIBUTES_LINE},
+        what=f"`{GITATTRIBUTES_LINE}` for baselines",
+    )
 
 
 def ignore_runs(project: Path) -> Step:
     """``.silo/`` in the project's .gitignore: runs are scratch space, never committed."""
-    path = project / ".gitignore"
-    what = f"{IGNORE_LINE} ignored"
+    return _ensure_line(
+        project / ".gitignore", IGNORE_LINE, present=_IGNORE_FORMS, what=f"{IGNORE_LINE} ignored"
+    )
+
+
+def _ensure_line(path: Path, line: str, *, present: Collection[str], what: str) -> Step:
+    """Create ``path`` holding ``line``, or append it unless a form of it is there."""
     existing = _read_text(path)
     if existing is None:
-        write_atomic(path, f"{IGNORE_LINE}\n".encode())
+        write_atomic(path, f"{line}\n".encode())
         return Step(path, StepState.CREATED, what)
-    if any(line.strip() in _IGNORE_FORMS for line in existing.splitlines()):
+    if any(old.strip() in present for old in existing.splitlines()):
         return Step(path, StepState.UNCHANGED, what)
-    write_atomic(path, (_with_newline(existing) + IGNORE_LINE + "\n").encode())
+    write_atomic(path, f"{_with_newline(existing)}{line}\n".encode())
     return Step(path, StepState.UPDATED, what)
 
 

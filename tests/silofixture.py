@@ -8,14 +8,16 @@ test_canonical.py check the general case against Node itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from silo_regress.cli import app
@@ -160,6 +162,23 @@ def make_project(root: Path, *, config: str = "") -> SiloProject:
         encoding="utf-8",
     )
     return SiloProject(root=root, runs_dir=root / ".silo" / "runs")
+
+
+@contextlib.contextmanager
+def unreadable(path: Path) -> Iterator[None]:
+    """``path`` without read permission for the test's duration.
+
+    Root reads any file regardless, so the test is skipped rather than passed.
+    """
+    if os.name != "posix":
+        pytest.skip("POSIX permissions")
+    path.chmod(0)
+    try:
+        if os.access(path, os.R_OK):
+            pytest.skip("running as a user who can read any file (root)")
+        yield
+    finally:
+        path.chmod(0o644)
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

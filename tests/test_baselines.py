@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from silofixture import SiloProject, make_result
+from silofixture import SiloProject, make_result, unreadable
 from treestate import snapshot, temporaries
 
 from silo_regress.baselines import (
@@ -270,14 +270,9 @@ def test_unreadable_baseline_is_an_error_naming_it(project: SiloProject) -> None
     project.add_run("TASK-001")
     assert project.cli("record", "TASK-001").exit_code == 0
     path = project.baselines / "TASK-001.result.json"
-    path.chmod(0)
-    try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as a user who can read any file (root)")
+    with unreadable(path):
         result = project.cli("check")
-        assert result.exit_code == 3
-        assert f"silo-regress: error: {path}: cannot read baseline: Permission denied" in (
-            result.stderr
-        )
-    finally:
-        path.chmod(0o644)
+    assert result.exit_code == 3
+    assert f"silo-regress: error: {path}: cannot read baseline: Permission denied" in (
+        result.stderr
+    )

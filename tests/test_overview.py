@@ -9,7 +9,7 @@ from silofixture import SiloProject, make_result
 from silo_regress.baselines import BaselineStore
 from silo_regress.compare import Verdict
 from silo_regress.config import load_config
-from silo_regress.overview import build_status
+from silo_regress.overview import Status, build_status
 from silo_regress.render.text import format_age, render_status
 from silo_regress.runs import index_runs
 from silo_regress.taskref import TaskRef
@@ -39,15 +39,16 @@ def _project(project: SiloProject) -> None:
     project.add_run("TASK-009", env="crm-east", started="2026-03-16T11:00:00.000Z", name="run_9e")
 
 
-def test_build_status_rows(project: SiloProject) -> None:
+def _status(project: SiloProject) -> Status:
+    """Status of the project of :func:`_project`, seen at the fixed time NOW."""
     _project(project)
     config = load_config(project.root)
-    status = build_status(
-        config,
-        index_runs(config.runs_dir),
-        BaselineStore(config.baselines_dir, config.artifacts),
-        now=NOW,
-    )
+    store = BaselineStore(config.baselines_dir, config.artifacts)
+    return build_status(config, index_runs(config.runs_dir), store, now=NOW)
+
+
+def test_build_status_rows(project: SiloProject) -> None:
+    status = _status(project)
     rows = [
         (
             str(r.task),
@@ -81,14 +82,7 @@ def test_build_status_rows(project: SiloProject) -> None:
 
 
 def test_render_status_table(project: SiloProject) -> None:
-    _project(project)
-    config = load_config(project.root)
-    status = build_status(
-        config,
-        index_runs(config.runs_dir),
-        BaselineStore(config.baselines_dir, config.artifacts),
-        now=NOW,
-    )
+    status = _status(project)
     assert render_status(status) == (
         "TASK               ENVIRONMENT  BASELINES          NEWEST RUN  AGE      VERDICT\n"
         "crm-east/TASK-001  crm-east     result,state-diff  run_e1      2h ago   match\n"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from silofixture import SiloProject, make_project, make_result, silo_json
+from silofixture import SiloProject, make_project, make_result, silo_json, unreadable
 
 from silo_regress.runs import Run, Unidentified, index_runs, newest_complete, read_run
 
@@ -214,18 +213,18 @@ def test_unsafe_names_in_run_json_never_become_paths(project: SiloProject) -> No
     assert sorted(p.name for p in project.root.parent.iterdir()) == ["home", "project"]
 
 
+def _recorded_then_newer(project: SiloProject, name: str, files: dict[str, bytes | None]) -> None:
+    """TASK-002 recorded from run_old, then a newer run ``name`` with ``files`` replaced."""
+    project.add_run("TASK-002", started="2026-03-16T09:00:00.000Z", name="run_old")
+    assert project.cli("record", "TASK-002").exit_code == 0
+    project.add_run("TASK-002", started="2026-03-16T10:00:00.000Z", name=name, files=files)
+
+
 def test_newest_run_without_result_is_incomplete_for_both_artifacts(
     project: SiloProject,
 ) -> None:
-    project.add_run("TASK-002", started="2026-03-16T09:00:00.000Z", name="run_old")
-    assert project.cli("record", "TASK-002").exit_code == 0
     # The crashed rollout: run.json and trace.jsonl, no result.json (nor state-diff.json).
-    project.add_run(
-        "TASK-002",
-        started="2026-03-16T10:00:00.000Z",
-        name="run_crashed",
-        files={"result.json": None, "state-diff.json": None},
-    )
+    _recorded_then_newer(project, "run_crashed", {"result.json": None, "state-diff.json": None})
     checked = project.cli("check", "--format", "json")
     assert checked.exit_code == 1
     results = json.loads(checked.stdout)["results"]
@@ -256,14 +255,7 @@ def test_newest_run_without_result_is_incomplete_for_both_artifacts(
 def test_unparsable_result_in_newest_run_is_incomplete_never_a_fallback(
     project: SiloProject, content: bytes, detail: str
 ) -> None:
-    project.add_run("TASK-002", started="2026-03-16T09:00:00.000Z", name="run_old")
-    assert project.cli("record", "TASK-002").exit_code == 0
-    project.add_run(
-        "TASK-002",
-        started="2026-03-16T10:00:00.000Z",
-        name="run_bad",
-        files={"result.json": content},
-    )
+    _recorded_then_newer(project, "run_bad", {"result.json": content})
     index = index_runs(project.runs_dir)
     assert newest_complete(index, "crm-west", "TASK-002").name == "run_old"  # type: ignore[union-attr]
     checked = project.cli("check")
@@ -310,35 +302,23 @@ def test_read_run_identifies_task_and_start(project: SiloProject) -> None:
     assert isinstance(gone, Unidentified) and "no run.json" in gone.reason
 
 
-@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 def test_unreadable_run_json_is_skipped_with_a_warning(project: SiloProject) -> None:
     path = project.add_run("TASK-001", name="run_locked")
-    (path / "run.json").chmod(0)
-    try:
-        if os.access(path / "run.json", os.R_OK):
-            pytest.skip("running as a user who can read any file (root)")
+    with unreadable(path / "run.json"):
         result = project.cli("record", "TASK-001")
-        assert result.exit_code == 3
-        assert "run_locked: skipped, cannot read run.json: Permission denied" in result.stderr
-        assert "no run of task TASK-001" in result.stderr
-    finally:
-        (path / "run.json").chmod(0o644)
+    assert result.exit_code == 3
+    assert "run_locked: skipped, cannot read run.json: Permission denied" in result.stderr
+    assert "no run of task TASK-001" in result.stderr
 
 
-@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 def test_unreadable_result_is_an_error_naming_the_file(project: SiloProject) -> None:
     path = project.add_run("TASK-001", name="run_locked")
-    (path / "result.json").chmod(0)
-    try:
-        if os.access(path / "result.json", os.R_OK):
-            pytest.skip("running as a user who can read any file (root)")
+    with unreadable(path / "result.json"):
         result = project.cli("record", "TASK-001")
-        assert result.exit_code == 3
-        assert "run_locked/result.json" in result.stderr
-        assert "Permission denied" in result.stderr
-        assert not project.baselines.exists()
-    finally:
-        (path / "result.json").chmod(0o644)
+    assert result.exit_code == 3
+    assert "run_locked/result.json" in result.stderr
+    assert "Permission denied" in result.stderr
+    assert not project.baselines.exists()
 
 
 def test_an_unqualified_task_with_runs_in_two_environments(tmp_path: Path) -> None:
