@@ -8,6 +8,7 @@ against the working tree, the git index (the pre-commit hook) or any commit
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 import stat
 import tempfile
@@ -24,6 +25,14 @@ FORMAT_FILE = ".silo-regress-format"
 INDEX_LABEL = "git index"  # the label of baselines read from the index
 
 
+class SourceKind(enum.StrEnum):
+    """Where a :class:`BaselineSource` reads from."""
+
+    WORKING_TREE = "working-tree"
+    INDEX = "index"
+    COMMIT = "commit"
+
+
 @dataclass(frozen=True)
 class Baseline:
     """One artifact of one task, as stored under the baselines directory."""
@@ -38,6 +47,9 @@ class BaselineSource(Protocol):
 
     @property
     def label(self) -> str: ...
+
+    @property
+    def kind(self) -> SourceKind: ...
 
     def entries(self) -> list[Baseline]: ...
 
@@ -85,6 +97,10 @@ class BaselineStore:
     @property
     def label(self) -> str:
         return "working tree"
+
+    @property
+    def kind(self) -> SourceKind:
+        return SourceKind.WORKING_TREE
 
     def path_for(self, ref: TaskRef, artifact: str) -> Path:
         for part in (ref.environment, ref.task_id):
@@ -181,6 +197,7 @@ class MappingSource:
     artifacts: tuple[str, ...]
     label: str
     display_root: str = "baselines"
+    kind: SourceKind = SourceKind.COMMIT
 
     def entries(self) -> list[Baseline]:
         found = [b for p in self.files if (b := parse_relpath(p, self.artifacts)) is not None]
@@ -217,7 +234,9 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
                 + (f", with {len(unmerged) - 1} more" if len(unmerged) > 1 else "")
                 + "); resolve it, re-record the task if needed, then `git add` it"
             )
-        return MappingSource(index.files, config.artifacts, INDEX_LABEL, shown)
+        return MappingSource(
+            index.files, config.artifacts, INDEX_LABEL, shown, kind=SourceKind.INDEX
+        )
     commit = gitio.resolve_commit(repo, ref)
     return MappingSource(gitio.read_tree(repo, commit, directory), config.artifacts, ref, shown)
 

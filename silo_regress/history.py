@@ -1,27 +1,32 @@
 """Baselines across git history: what changed between two commits, a task's log.
 
-Values only: each change carries the behaviour summary of :mod:`compare` (checks
+Values only: each change carries the typed behaviour notes of :mod:`behaviour` (checks
 flipped, reward, state changes), so a pull request's effect reads in agent terms.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from silo_regress import gitio
+from silo_regress import behaviour, gitio
 from silo_regress.baselines import Baseline, BaselineSource, baseline_relpath, parse_relpath
+from silo_regress.behaviour.notes import (
+    BaselineRemoved,
+    ChangesNothing,
+    FormatOnly,
+    Note,
+    Recorded,
+    ValuesChanged,
+)
 from silo_regress.canonical import apply_ignores, canonicalize
-from silo_regress.compare import Change, diff_values, one_line, show, summarize
 from silo_regress.config import Config
 from silo_regress.errors import GitError, InputError, TaskRefError
+from silo_regress.jsondiff import Change, diff_values
 from silo_regress.overview import Status, StatusRow
 from silo_regress.taskref import TaskRef
-
-# What a new state-diff.json is read against: a rollout that changed nothing.
-_UNTOUCHED_STATE: dict[str, Any] = {"scalars": [], "collections": {}}
 
 
 class ChangeKind(enum.StrEnum):
@@ -37,7 +42,7 @@ class ChangeKind(enum.StrEnum):
 class ArtifactChange:
     artifact: str
     kind: ChangeKind
-    behaviour: tuple[str, ...] = ()
+    behaviour: tuple[Note, ...] = ()
     detail: str | None = None
     changes: tuple[Change, ...] = ()
 
@@ -72,21 +77,6 @@ class TaskLog:
     shallow_edge: str | None  # short hash where a shallow clone's history stops
 
 
-def summary_of(changes: Iterable[ArtifactChange], *, each: int = 3) -> str:
-    """One line for a task: the first notes of every artifact, then a count of the rest.
-
-    A result.json change has many notes (check flips, then their counts), so a
-    plain cut would never reach what state-diff.json says the agent did.
-    """
-    head: list[str] = []
-    rest: list[str] = []
-    for change in changes:
-        notes = list(change.behaviour) or ([change.detail] if change.detail else [])
-        head.extend(notes[:each])
-        rest.extend(notes[each:])
-    return one_line(head + rest, limit=min(max(len(head), 1), 5))
-
-
 # --- comparing two versions of one artifact --------------------------------------
 
 
@@ -110,16 +100,14 @@ def compare_versions(
     if before is None:
         return ArtifactChange(artifact, ChangeKind.ADDED, behaviour=describe(artifact, new))
     if after is None:
-        return ArtifactChange(artifact, ChangeKind.REMOVED, behaviour=("baseline removed",))
+        return ArtifactChange(artifact, ChangeKind.REMOVED, behaviour=(BaselineRemoved(),))
     changes = tuple(diff_values(old, new))
     if not changes:
-        return ArtifactChange(
-            artifact, ChangeKind.FORMAT, behaviour=("same values, other bytes (format only)",)
-        )
+        return ArtifactChange(artifact, ChangeKind.FORMAT, behaviour=(FormatOnly(),))
     return ArtifactChange(
         artifact,
         ChangeKind.CHANGED,
-        behaviour=summarize(artifact, old, new) or ("values changed",),
+        behaviour=behaviour.compare(artifact, old, new) or (ValuesChanged(),),
         changes=changes,
     )
 
@@ -129,19 +117,9 @@ def _value(config: Config, artifact: str, data: bytes, name: str) -> Any:
     return apply_ignores(value, artifact=artifact, ignore=config.ignore)
 
 
-def describe(artifact: str, value: Any) -> tuple[str, ...]:
-    """A new baseline in a few words: did it pass, what reward, what it changed."""
-    if artifact == "result.json" and isinstance(value, dict):
-        words = "passes" if value.get("passed") is True else "FAILS"
-        notes = [f"recorded: {words}, reward {show(value.get('reward'))}"]
-        failed = value.get("failedRequired")
-        if isinstance(failed, list) and failed:
-            notes.append("failed required: " + ", ".join(f'"{f}"' for f in failed))
-        return tuple(notes)
-    if artifact == "state-diff.json" and isinstance(value, dict):
-        notes = list(summarize(artifact, _UNTOUCHED_STATE, value))
-        return tuple(notes) if notes else ("recorded: changes nothing",)
-    return ("recorded",)
+def describe(artifact: str, value: Any) -> tuple[Note, ...]:
+    """A new baseline in a few notes: did it pass, what reward, what it changed."""
+    return behaviour.describe(artifact, value)
 
 
 # --- diff between two sources ---------------------------------------------------
@@ -246,8 +224,15 @@ def _snapshot(config: Config, artifact: str, data: bytes, name: str) -> Artifact
         value = _value(config, artifact, data, name)
     except InputError as exc:
         return ArtifactChange(artifact, ChangeKind.SNAPSHOT, detail=exc.message)
-    notes = tuple(n.replace("recorded: ", "as of here: ", 1) for n in describe(artifact, value))
+    notes = tuple(_as_of(note) for note in describe(artifact, value))
     return ArtifactChange(artifact, ChangeKind.SNAPSHOT, behaviour=notes)
+
+
+def _as_of(note: Note) -> Note:
+    """A snapshot's note: the oldest version a shallow clone holds, not a new one."""
+    if isinstance(note, Recorded | ChangesNothing):
+        return replace(note, as_of=True)
+    return note
 
 
 def _join(directory: str, relpath: str) -> str:

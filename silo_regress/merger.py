@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from silo_regress.behaviour.notes import Worded
 from silo_regress.canonical import serialize
-from silo_regress.compare import MISSING, Change, Outcome, Report, Verdict
 from silo_regress.errors import InputError, TaskRefError
+from silo_regress.jsondiff import MISSING, Change
+from silo_regress.outcome import BaselineOrigin, Outcome, Report, SourceKind, Verdict
 from silo_regress.pointer import split_pointer
 from silo_regress.taskref import TaskRef, parse_ref
 
@@ -126,7 +128,7 @@ def _outcome(item: Any, where: str) -> Outcome:
         run_name=_text(item, "runId", where),
         detail=_text(item, "detail", where),
         changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
-        behaviour=tuple(behaviour),
+        behaviour=tuple(Worded(text) for text in behaviour),
     )
 
 
@@ -170,8 +172,15 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     return Report(
         outcomes=tuple(outcomes),
         warnings=tuple(warnings),
-        source=sources[0] if len(sources) == 1 else ", ".join(sources),
+        source=sources[0] if len(sources) == 1 else _mixed(sources),
     )
+
+
+def _mixed(sources: Sequence[BaselineOrigin]) -> BaselineOrigin:
+    """Shards that read their baselines from different places (never in one CI run)."""
+    kinds = {s.kind for s in sources}
+    kind = kinds.pop() if len(kinds) == 1 else SourceKind.COMMIT
+    return BaselineOrigin(kind, ", ".join(s.label for s in sources))
 
 
 def _check_shards(reports: Sequence[tuple[str, Report]]) -> None:

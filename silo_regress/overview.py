@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from silo_regress.baselines import BaselineSource
-from silo_regress.compare import Report, Target, Verdict, check, select_targets
 from silo_regress.config import Config
+from silo_regress.judge import check
+from silo_regress.outcome import Report, Verdict
 from silo_regress.runs import RunIndex
+from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
 
 # The verdict a task shows is its worst artifact's: the one that needs action first.

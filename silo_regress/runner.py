@@ -63,9 +63,9 @@ from typing import IO, Any
 
 from silo_regress.baselines import BaselineSource
 from silo_regress.canonical import apply_ignores, canonicalize, serialize
-from silo_regress.compare import MISSING, Target, diff_values, select_targets, show
 from silo_regress.config import Config
 from silo_regress.errors import InputError, RunnerError, TaskRefError
+from silo_regress.jsondiff import MISSING, diff_values, resolve, show
 from silo_regress.pointer import split_pointer
 from silo_regress.runs import (
     Run,
@@ -75,6 +75,7 @@ from silo_regress.runs import (
     read_run,
     result_is_complete,
 )
+from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
 
 Key = tuple[str, str]
@@ -840,24 +841,9 @@ def _variations(artifact: str, values: Sequence[Any]) -> list[Variation]:
         parts = split_pointer(path)
         counts: dict[bytes, list[Any]] = {}
         for value in values:
-            member = _member(value, parts)
+            member = resolve(value, parts)
             identity = b"" if member is MISSING else serialize(member)
             counts.setdefault(identity, [member, 0])[1] += 1
         ranked = sorted(counts.values(), key=lambda pair: -int(pair[1]))
         found.append(Variation(artifact, path, tuple((v, int(n)) for v, n in ranked)))
     return found
-
-
-def _member(value: Any, parts: Sequence[str]) -> Any:
-    for part in parts:
-        if isinstance(value, dict):
-            if part not in value:
-                return MISSING
-            value = value[part]
-        elif isinstance(value, list):
-            if not part.isdigit() or int(part) >= len(value):
-                return MISSING
-            value = value[int(part)]
-        else:
-            return MISSING
-    return value

@@ -125,19 +125,19 @@ def test_bad_utf8_in_the_newest_run_is_refused_by_record(project: SiloProject) -
 def test_exit_4_internal_error_shows_a_traceback(
     project: SiloProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import silo_regress.compare
+    import silo_regress.judge
 
     project.add_run("TASK-002")
     assert project.cli("record", "TASK-002").exit_code == 0
 
     def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("a bug in compare")
+        raise RuntimeError("a bug in judge")
 
-    monkeypatch.setattr(silo_regress.compare, "check", broken)
+    monkeypatch.setattr(silo_regress.judge, "check", broken)
     result = project.cli("check")
     assert result.exit_code == 4
     assert "Traceback (most recent call last):" in result.stderr
-    assert "RuntimeError: a bug in compare" in result.stderr
+    assert "RuntimeError: a bug in judge" in result.stderr
     assert result.stderr.rstrip().splitlines()[-1] == (
         "silo-regress: error: internal error (a bug in silo-regress); "
         "please report it with the traceback above"

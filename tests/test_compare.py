@@ -12,14 +12,22 @@ from hypothesis import strategies as st
 from silofixture import SiloProject, make_project, make_result, make_state_diff, silo_json
 from treestate import snapshot
 
-from silo_regress.compare import (
-    MISSING,
-    Change,
-    Verdict,
-    describe_text_change,
-    diff_values,
-    summarize,
-)
+from silo_regress import behaviour
+from silo_regress.behaviour.result import text_change
+from silo_regress.behaviour.state import gained_lost
+from silo_regress.jsondiff import MISSING, Change, JsonValue, diff_values
+from silo_regress.outcome import Verdict
+from silo_regress.render.wording import word, words
+
+
+def summarize(artifact: str, before: Any, after: Any) -> tuple[str, ...]:
+    """The behaviour notes of two values, worded as the text report words them."""
+    return tuple(words(behaviour.compare(artifact, before, after)))
+
+
+def describe_text_change(before: JsonValue, after: JsonValue) -> str:
+    """How the text report words a change of the whole agentOutput, without the lead-in."""
+    return word(text_change("/agentOutput", before, after)).removeprefix("agentOutput changed: ")
 
 
 def _recorded(project: SiloProject, task: str = "TASK-002", **run: Any) -> None:
@@ -534,14 +542,10 @@ def test_a_large_artifact_reports_only_the_changed_region(project: SiloProject) 
 def test_gained_and_lost_ids_match_the_obvious_definition(
     before: list[str], after: list[str]
 ) -> None:
-    from silo_regress.compare import _gained_lost
-
-    gained, lost = _gained_lost(before, after)
+    gained, lost = gained_lost(before, after)
     assert gained == list(dict.fromkeys(i for i in after if i not in before))
     assert lost == list(dict.fromkeys(i for i in before if i not in after))
 
 
 def test_gained_and_lost_tell_true_from_1() -> None:
-    from silo_regress.compare import _gained_lost
-
-    assert _gained_lost([1, "a"], [True, "a"]) == ([True], [1])
+    assert gained_lost([1, "a"], [True, "a"]) == ([True], [1])

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from silofixture import SiloProject, make_result
 
 from silo_regress.baselines import BaselineStore
-from silo_regress.compare import Verdict
 from silo_regress.config import load_config
+from silo_regress.outcome import Verdict
 from silo_regress.overview import Status, build_status
 from silo_regress.render.text import format_age, render_status
 from silo_regress.runs import index_runs

@@ -72,8 +72,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.canonical", "silo_regress.config", "silo_regress.gitio"),
     ("silo_regress.runs", "silo_regress.baselines"),
     ("silo_regress.runcache",),  # an accelerator over runs: builds on it, runs must not import it
+    ("silo_regress.jsondiff", "silo_regress.targets"),
+    ("silo_regress.behaviour",),
+    ("silo_regress.outcome",),
     (
-        "silo_regress.compare",
+        "silo_regress.judge",
         "silo_regress.recorder",
         "silo_regress.formatter",
         "silo_regress.scaffold",
@@ -84,7 +87,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.cli",),
     ("silo_regress.__main__",),
 ]
-PACKAGES = ("silo_regress.render", "silo_regress.cli")
+PACKAGES = ("silo_regress.render", "silo_regress.cli", "silo_regress.behaviour")
 # Third-party modules and the only places that may import them.
 ONLY_IN = {
     "typer": ("silo_regress.cli",),
@@ -248,7 +251,7 @@ def test_the_layering_checker_sees_violations() -> None:
         "def f():\n    import git\n"
         "if TYPE_CHECKING:\n    import pygments\n"
     )
-    collector = _Collector("silo_regress.compare", False, {"silo_regress.runs"})
+    collector = _Collector("silo_regress.judge", False, {"silo_regress.runs"})
     collector.visit(tree)
     assert [(i.target, i.at_import_time) for i in collector.found] == [
         ("typer", True),

@@ -586,7 +586,7 @@ def test_readme_runner_config_example_is_valid(tmp_path: Path) -> None:
 
 
 def test_variation_wording() -> None:
-    from silo_regress.compare import MISSING
+    from silo_regress.jsondiff import MISSING
     from silo_regress.runner import Variation
 
     def said(*variants: tuple[Any, int]) -> str:

@@ -12,8 +12,8 @@ import pytest
 from reportfixture import failing_project
 from silofixture import SiloProject, make_project
 
-from silo_regress.compare import Target
 from silo_regress.sharding import Shard, parse_shard, select_shard, shard_of
+from silo_regress.targets import Target
 from silo_regress.taskref import TaskRef
 
 

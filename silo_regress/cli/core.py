@@ -188,9 +188,9 @@ def check(
 
     Exit 0 when every artifact matches, 1 with a report when any does not.
     """
-    from silo_regress.compare import check as run_check
-    from silo_regress.compare import select_targets
+    from silo_regress.judge import check as run_check
     from silo_regress.runcache import index_runs
+    from silo_regress.targets import select_targets
 
     g, config = _setup(ctx)
     chosen_shard = None
@@ -314,7 +314,7 @@ def diff(
     With --from GITREF: which tasks' baselines changed between two commits, each
     with its behaviour summary; --format markdown gives a PR-comment table.
     """
-    from silo_regress.compare import check as run_check
+    from silo_regress.judge import check as run_check
     from silo_regress.runcache import index_runs
 
     g, config = _setup(ctx)

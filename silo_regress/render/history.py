@@ -7,6 +7,7 @@ full: check labels, ids and task refs are never truncated.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from silo_regress.history import (
@@ -16,10 +17,10 @@ from silo_regress.history import (
     SourceDiff,
     TaskChange,
     TaskLog,
-    summary_of,
 )
 from silo_regress.render.machine import change_json, dumps
 from silo_regress.render.text import Palette
+from silo_regress.render.wording import one_line, word, words
 
 _KIND_STYLE = {
     ChangeKind.ADDED: ("green",),
@@ -27,6 +28,21 @@ _KIND_STYLE = {
     ChangeKind.CHANGED: ("yellow",),
     ChangeKind.UNREADABLE: ("red",),
 }
+
+
+def summary_of(changes: Iterable[ArtifactChange], *, each: int = 3) -> str:
+    """One line for a task: the first notes of every artifact, then a count of the rest.
+
+    A result.json change has many notes (check flips, then their counts), so a
+    plain cut would never reach what state-diff.json says the agent did.
+    """
+    head: list[str] = []
+    rest: list[str] = []
+    for change in changes:
+        notes = words(change.behaviour) or ([change.detail] if change.detail else [])
+        head.extend(notes[:each])
+        rest.extend(notes[each:])
+    return one_line(head + rest, limit=min(max(len(head), 1), 5))
 
 
 def render_source_diff(diff: SourceDiff, output_format: str, *, color: bool = False) -> str:
@@ -59,11 +75,11 @@ def source_diff_text(diff: SourceDiff, *, color: bool = False) -> str:
     out: list[str] = []
     for task in diff.tasks:
         for change in task.artifacts:
-            word = palette.paint(change.kind.value, *_KIND_STYLE.get(change.kind, ()))
-            out.append(f"{palette.paint(str(task.task), 'bold')}  {change.artifact}  {word}")
+            kind = palette.paint(change.kind.value, *_KIND_STYLE.get(change.kind, ()))
+            out.append(f"{palette.paint(str(task.task), 'bold')}  {change.artifact}  {kind}")
             if change.detail:
                 out.append(f"  {change.detail}")
-            out.extend(f"  - {note}" for note in change.behaviour)
+            out.extend(f"  - {word(note)}" for note in change.behaviour)
         out.append("")
     out.append(_headline(diff))
     return "\n".join(out) + "\n"
@@ -80,7 +96,7 @@ def _code(text: str) -> str:
 
 
 def _notes(change: ArtifactChange) -> str:
-    notes = list(change.behaviour) + ([change.detail] if change.detail else [])
+    notes = words(change.behaviour) + ([change.detail] if change.detail else [])
     return "<br>".join(_cell(n) for n in notes)
 
 
@@ -108,7 +124,7 @@ def _task_json(task: TaskChange) -> dict[str, Any]:
             {
                 "artifact": c.artifact,
                 "change": c.kind.value,
-                "behaviour": list(c.behaviour),
+                "behaviour": words(c.behaviour),
                 "detail": c.detail,
                 "changes": [change_json(x) for x in c.changes],
             }

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from html import escape
 
-from silo_regress.compare import Outcome, Report
+from silo_regress.outcome import Outcome, Report
 from silo_regress.render.excerpt import change_lines, summary_sentence, task_label
 from silo_regress.render.hunks import Row, cut_note, line_diff, side_by_side
+from silo_regress.render.wording import word
 
 ROW_CAP = 400
 
@@ -75,7 +76,7 @@ def _outcome_id(n: int) -> str:
 
 def render_html(report: Report, *, title: str = "silo-regress check") -> str:
     state = "ok" if report.ok else "fail"
-    where = "" if report.source == "working tree" else f" (baselines from {report.source})"
+    where = "" if report.source.is_working_tree else f" (baselines from {report.source.label})"
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -137,7 +138,7 @@ def _section(n: int, outcome: Outcome) -> list[str]:
         out.append(f"<p>{escape(outcome.detail)}</p>")
     if outcome.behaviour:
         out.append('<ul class="behaviour">')
-        out += [f"<li>{escape(note)}</li>" for note in outcome.behaviour]
+        out += [f"<li>{escape(word(note))}</li>" for note in outcome.behaviour]
         out.append("</ul>")
     if outcome.baseline_text is not None and outcome.run_text is not None:
         out += _diff_table(outcome)

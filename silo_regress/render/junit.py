@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from silo_regress.compare import Outcome, Report
+from silo_regress.outcome import Outcome, Report
 from silo_regress.render.excerpt import diff_lines, headline
+from silo_regress.render.wording import word
 
 # Characters XML 1.0 cannot hold at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -38,7 +39,7 @@ def failure_text(outcome: Outcome) -> str:
         lines.append(outcome.detail)
     if outcome.behaviour:
         lines.append("behaviour:")
-        lines.extend(f"  - {note}" for note in outcome.behaviour)
+        lines.extend(f"  - {word(note)}" for note in outcome.behaviour)
     diff = diff_lines(outcome)
     if diff:
         lines.append("diff (- baseline, + run):")
@@ -58,7 +59,7 @@ def render_junit(report: Report) -> str:
     suites = ET.Element("testsuites", {"name": "silo-regress", **counts})
     suite = ET.SubElement(suites, "testsuite", {"name": "silo-regress check", **counts})
     properties = ET.SubElement(suite, "properties")
-    ET.SubElement(properties, "property", {"name": "baselines", "value": report.source})
+    ET.SubElement(properties, "property", {"name": "baselines", "value": report.source.label})
     for outcome in report.outcomes:
         attributes = {"classname": xml_text(case_class(outcome)), "name": outcome.artifact}
         if outcome.baseline_path:

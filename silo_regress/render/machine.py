@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from silo_regress.compare import MISSING, Change, Report
+from silo_regress.outcome import MISSING, Change, Report
+from silo_regress.render.wording import words
 
 
 def change_json(change: Change) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "run": o.run_path,
                 "runId": o.run_name,
                 "detail": o.detail,
-                "behaviour": list(o.behaviour),
+                "behaviour": words(o.behaviour),
                 "changes": [change_json(c) for c in o.changes],
             }
             for o in report.outcomes

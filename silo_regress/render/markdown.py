@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from silo_regress.compare import Outcome, Report, Verdict, one_line
+from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
     diff_lines,
     summary_sentence,
     task_label,
 )
+from silo_regress.render.wording import one_line, word, words
 
 DIFF_BUDGET = 50_000
 MATCH_ROWS = 300
@@ -69,7 +70,7 @@ def _what(outcomes: list[Outcome]) -> str:
     notes: list[str] = []
     for outcome in outcomes:
         if outcome.verdict is Verdict.CHANGED:
-            notes.append(one_line(outcome.behaviour))
+            notes.append(one_line(words(outcome.behaviour)))
         elif not outcome.ok and outcome.detail:
             notes.append(outcome.detail)
     unique = list(dict.fromkeys(notes))
@@ -83,7 +84,9 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     matching = {k: v for k, v in grouped.items() if k not in failing}
     status = _ICON[report.ok] + (" passed" if report.ok else " failed")
     out = [f"## {cell(title)}: {status}", ""]
-    where = "" if report.source == "working tree" else f" · baselines from {code(report.source)}"
+    where = (
+        "" if report.source.is_working_tree else f" · baselines from {code(report.source.label)}"
+    )
     out += [cell(summary_sentence(report)) + where, ""]
     if failing:
         header = ["Task", *[code(a) for a in artifacts], "What changed"]
@@ -164,7 +167,7 @@ def _section(outcome: Outcome) -> list[str]:
     if outcome.behaviour:
         out.append("Behaviour:")
         out.append("")
-        out += [f"- {cell(note)}" for note in outcome.behaviour]
+        out += [f"- {cell(word(note))}" for note in outcome.behaviour]
         out.append("")
     diff = diff_lines(outcome, cap=MARKDOWN_DIFF_CAP)
     if diff:

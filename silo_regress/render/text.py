@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from silo_regress.baselines import INDEX_LABEL
-from silo_regress.compare import Outcome, Report, Verdict
+from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.overview import Status
 from silo_regress.recorder import FileState, Recording
+from silo_regress.render.wording import word
 
 DIFF_LINE_CAP = 200
 _FAIL_WORD = {
@@ -86,9 +86,9 @@ def render_text(
 
 
 def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_CAP) -> list[str]:
-    word = _FAIL_WORD[outcome.verdict]
+    heading = _FAIL_WORD[outcome.verdict]
     out = [
-        palette.paint(f"{word}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
+        palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
         + (f"  (run {outcome.run_name})" if outcome.run_name else "")
     ]
     if outcome.baseline_path:
@@ -99,7 +99,7 @@ def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_C
         out.append(f"  {outcome.detail}")
     if outcome.behaviour:
         out.append("  behaviour:")
-        out.extend(f"    - {palette.word_diff(note)}" for note in outcome.behaviour)
+        out.extend(f"    - {palette.word_diff(word(note))}" for note in outcome.behaviour)
     if outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
         out.append("  diff (- baseline, + run):")
         diff = unified_diff(
@@ -142,7 +142,7 @@ def highlight_diff(lines: Sequence[str], *, color: bool) -> list[str]:
 def summary_line(report: Report, *, palette: Palette, headline: str | None = None) -> str:
     counts = report.summary()
     tasks = len({(o.task, o.environment) for o in report.outcomes})
-    where = "" if report.source == "working tree" else f" (baselines from {report.source})"
+    where = "" if report.source.is_working_tree else f" (baselines from {report.source.label})"
     if not report.outcomes:
         return headline or f"no baselines to check{where}"
     parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
@@ -163,7 +163,7 @@ def accept_hint(report: Report) -> str:
     if not refs:
         return ""
     hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
-    if report.source == INDEX_LABEL:  # the pre-commit hook: recording alone is not enough
+    if report.source.is_index:  # the pre-commit hook: recording alone is not enough
         hint += ", then `git add` the baselines"
     return hint
 

@@ -1,0 +1,268 @@
+"""Verdicts: the newest run of each target against its baselines, one outcome per artifact.
+
+Values only: nothing here prints or decides an exit code. The structural changes
+come from :mod:`silo_regress.jsondiff`, their meaning from
+:mod:`silo_regress.behaviour`; this module decides which verdict applies.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from silo_regress import behaviour
+from silo_regress.baselines import Baseline, BaselineSource
+from silo_regress.canonical import (
+    FORMAT_VERSION,
+    Document,
+    apply_ignores,
+    canonicalize,
+    might_be_volatile,
+    scan_volatile,
+    serialize,
+)
+from silo_regress.config import Config
+from silo_regress.errors import InputError
+from silo_regress.jsondiff import diff_values
+from silo_regress.outcome import BaselineOrigin, Outcome, Report, Verdict
+from silo_regress.runs import RESULT_FILE, Run, RunIndex, read_artifact
+from silo_regress.targets import Target, select_targets
+from silo_regress.taskref import TaskRef
+
+
+def check(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    refs: Sequence[TaskRef] = (),
+    *,
+    targets: Sequence[Target] | None = None,
+    runs: dict[tuple[str, str], Run] | None = None,
+) -> Report:
+    """Compare the newest run of every selected task with its baselines.
+
+    ``runs`` pins the run used for a task (``check --run`` compares the runs it
+    just made, not whatever is newest on disk).
+    """
+    if targets is None:
+        targets = select_targets(config, index, source, refs)
+    version = source.format_version()
+    wrong_version = _version_problem(version, source, config) if targets else None
+    outcomes: list[Outcome] = []
+    for target in targets:
+        run = None
+        if target.key is not None:
+            # With pinned runs (check --run) only those count: an older run on
+            # disk is not a result anybody just produced.
+            run = runs.get(target.key) if runs is not None else index.newest(*target.key)
+        environment = target.key[0] if target.key else target.ref.environment
+        if not target.baselines:
+            for artifact in config.artifacts:
+                outcomes.append(
+                    Outcome(
+                        task=target.ref,
+                        environment=environment,
+                        artifact=artifact,
+                        verdict=Verdict.MISSING_BASELINE,
+                        run_path=_run_path(config, run, artifact),
+                        run_name=run.name if run else None,
+                        detail=f"no baseline; record it with: silo-regress record {target.ref}",
+                    )
+                )
+            continue
+        result = _read_result(config, run) if run is not None else None
+        for baseline in target.baselines:
+            outcomes.append(
+                _compare_one(
+                    config,
+                    source,
+                    baseline,
+                    environment=environment,
+                    run=run,
+                    result=result,
+                    wrong_version=wrong_version,
+                )
+            )
+    return Report(
+        outcomes=tuple(outcomes),
+        warnings=_warnings(config, index),
+        source=BaselineOrigin(source.kind, source.label),
+    )
+
+
+def _version_problem(version: str | None, source: BaselineSource, config: Config) -> str | None:
+    if version == str(FORMAT_VERSION):
+        return None
+    where = f"{config.relative(config.baselines_dir)}/.silo-regress-format"
+    if version is None:
+        if not source.entries():
+            return None
+        return (
+            f"{where} is missing ({source.label}), so the baselines' format is unknown; "
+            "run `silo-regress fmt` to rewrite them in format 1"
+        )
+    return (
+        f"baselines are in format {version!r} ({where}), this silo-regress writes "
+        f"format {FORMAT_VERSION}; run `silo-regress fmt` to rewrite them"
+    )
+
+
+def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, ...]:
+    """One line per skipped run directory, folded per reason when there are many."""
+    by_reason: dict[str, list[str]] = {}
+    for item in index.unidentified:
+        by_reason.setdefault(item.reason, []).append(config.relative(item.path))
+    lines: list[str] = []
+    for reason, paths in by_reason.items():
+        if len(paths) <= shown:
+            lines.extend(f"{path}: skipped, {reason}" for path in paths)
+        else:
+            head, rest = ", ".join(paths[:shown]), len(paths) - shown
+            lines.append(f"{len(paths)} run directories skipped, {reason}: {head} and {rest} more")
+    return tuple(lines)
+
+
+def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
+    return config.relative(os.path.join(run.path, artifact)) if run is not None else None
+
+
+@dataclass(frozen=True)
+class _Result:
+    """A run's result.json: why it is unusable, or its canonical document."""
+
+    problem: str | None
+    doc: Document | None = None
+
+
+def _read_result(config: Config, run: Run) -> _Result:
+    path = config.relative(os.path.join(run.path, RESULT_FILE))
+    data = read_artifact(run, RESULT_FILE)
+    if data is None:
+        return _Result(f"{path} is missing: the rollout crashed or is still running")
+    try:
+        doc = canonicalize(data, source=path)
+    except InputError as exc:
+        return _Result(exc.message)
+    if not isinstance(doc.value, dict):
+        return _Result(f"{path} is not a JSON object")
+    return _Result(None, doc)
+
+
+def _compare_one(
+    config: Config,
+    source: BaselineSource,
+    baseline: Baseline,
+    *,
+    environment: str | None,
+    run: Run | None,
+    result: _Result | None,
+    wrong_version: str | None,
+) -> Outcome:
+    artifact = baseline.artifact
+    blank = Outcome(
+        task=baseline.ref,
+        environment=environment,
+        artifact=artifact,
+        verdict=Verdict.MATCH,
+        baseline_path=config.relative(os.path.join(config.baselines_dir, baseline.relpath)),
+        run_path=_run_path(config, run, artifact),
+        run_name=run.name if run else None,
+    )
+    return _judge(
+        config, source, baseline, blank, run=run, result=result, wrong_version=wrong_version
+    )
+
+
+def _judge(
+    config: Config,
+    source: BaselineSource,
+    baseline: Baseline,
+    blank: Outcome,
+    *,
+    run: Run | None,
+    result: _Result | None,
+    wrong_version: str | None,
+) -> Outcome:
+    """``blank`` with its verdict, detail, texts, changes and behaviour filled in."""
+    artifact = baseline.artifact
+    if wrong_version is not None:
+        return replace(blank, verdict=Verdict.FORMAT_VERSION, detail=wrong_version)
+    baseline_bytes = source.read(baseline)
+    read = replace(blank, baseline_text=baseline_bytes)
+    if run is None or result is None:
+        return replace(
+            read,
+            verdict=Verdict.MISSING_RUN,
+            detail=f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/",
+        )
+    if result.problem is not None:
+        return replace(
+            read, verdict=Verdict.INCOMPLETE_RUN, detail=f"newest run {run.name}: {result.problem}"
+        )
+    if artifact == RESULT_FILE and result.doc is not None:
+        run_doc = result.doc
+    else:
+        run_source = config.relative(os.path.join(run.path, artifact))
+        data = read_artifact(run, artifact)
+        if data is None:
+            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
+        try:
+            run_doc = canonicalize(data, source=run_source)
+        except InputError as exc:
+            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=exc.message)
+    run_doc = _ignored(config, run_doc, artifact)
+    read = replace(read, run_text=run_doc.text)
+    if baseline_bytes == run_doc.text:
+        findings = _findings(config, run_doc, artifact)
+        if findings:
+            return replace(
+                read, verdict=Verdict.VOLATILE, detail=_describe(findings, blank.baseline_path)
+            )
+        return read
+    shown = source.display_path(baseline)
+    try:
+        base_doc = canonicalize(baseline_bytes, source=shown)
+    except InputError as exc:
+        return replace(read, verdict=Verdict.NOT_CANONICAL, detail=exc.message)
+    if base_doc.text != baseline_bytes:
+        return replace(
+            read,
+            verdict=Verdict.NOT_CANONICAL,
+            detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
+        )
+    findings = _findings(config, base_doc, artifact)
+    if findings:
+        return replace(read, verdict=Verdict.VOLATILE, detail=_describe(findings, shown))
+    base_doc = _ignored(config, base_doc, artifact)
+    if base_doc.text == run_doc.text:
+        return read
+    return replace(
+        read,
+        verdict=Verdict.CHANGED,
+        changes=tuple(diff_values(base_doc.value, run_doc.value)),
+        behaviour=behaviour.compare(artifact, base_doc.value, run_doc.value),
+    )
+
+
+def _ignored(config: Config, doc: Document, artifact: str) -> Document:
+    if not any(p.applies_to(artifact) for p in config.ignore):
+        return doc
+    value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+    return Document(value=value, text=serialize(value))
+
+
+def _findings(config: Config, doc: Document, artifact: str) -> list[str]:
+    if not might_be_volatile(doc.text):
+        return []
+    found = scan_volatile(doc.value, artifact=artifact, exempt=config.scan_exempt)
+    return [f"{f.pointer} ({f.reason})" for f in found]
+
+
+def _describe(findings: Sequence[str], where: str | None) -> str:
+    head = ", ".join(findings[:5])
+    more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
+    return (
+        f"{where} holds volatile content at {head}{more}; "
+        "exempt or ignore these paths in [tool.silo-regress], or fix the producer"
+    )

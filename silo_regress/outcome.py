@@ -1,0 +1,118 @@
+"""The typed result model of a check: verdicts, outcomes, reports. Every renderer reads it.
+
+Values only: built by :mod:`silo_regress.judge` (or read back from a JSON report
+by :mod:`silo_regress.merger`); nothing here compares, words or prints.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from silo_regress.baselines import SourceKind
+from silo_regress.jsondiff import MISSING, Change, Missing
+from silo_regress.taskref import TaskRef
+
+if TYPE_CHECKING:
+    from silo_regress.behaviour.notes import Note
+
+__all__ = [
+    "MISSING",
+    "BaselineOrigin",
+    "Change",
+    "Direction",
+    "Missing",
+    "Outcome",
+    "Report",
+    "SourceKind",
+    "Verdict",
+]
+
+
+class Verdict(enum.StrEnum):
+    MATCH = "match"
+    CHANGED = "changed"
+    MISSING_BASELINE = "missing-baseline"
+    MISSING_RUN = "missing-run"
+    INCOMPLETE_RUN = "incomplete-run"
+    NOT_CANONICAL = "not-canonical"
+    VOLATILE = "volatile"
+    FORMAT_VERSION = "format-version"
+
+
+class Direction(enum.StrEnum):
+    """Which way a ``changed`` result moved the task's scores (DESIGN.md "Direction")."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    MIXED = "mixed"
+    DRIFT = "drift"
+
+
+@dataclass(frozen=True)
+class BaselineOrigin:
+    """Where a report's baselines were read: the working tree, the git index, a commit."""
+
+    kind: SourceKind
+    label: str  # "working tree", "git index", or the commit as the user named it
+
+    @property
+    def is_working_tree(self) -> bool:
+        return self.kind is SourceKind.WORKING_TREE
+
+    @property
+    def is_index(self) -> bool:
+        return self.kind is SourceKind.INDEX
+
+
+WORKING_TREE = BaselineOrigin(SourceKind.WORKING_TREE, "working tree")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict for one artifact of one task.
+
+    ``direction``, ``variant``, ``provenance`` and ``baseline_source`` are filled
+    by the features that know them (direction classes, accepted variants, run
+    provenance, the source a baseline was read from); None means not known.
+    """
+
+    task: TaskRef
+    environment: str | None
+    artifact: str
+    verdict: Verdict
+    baseline_path: str | None = None
+    run_path: str | None = None
+    run_name: str | None = None
+    detail: str | None = None
+    changes: tuple[Change, ...] = ()
+    behaviour: tuple[Note, ...] = ()
+    baseline_text: bytes | None = field(default=None, repr=False)
+    run_text: bytes | None = field(default=None, repr=False)
+    direction: Direction | None = None
+    variant: int | None = None  # which accepted variant matched, or was closest
+    provenance: object | None = None  # provenance.Provenance of the run, when recorded
+    baseline_source: str | None = None  # "HEAD~1:baselines/X.json", "index:...", or the path
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is Verdict.MATCH
+
+
+@dataclass(frozen=True)
+class Report:
+    outcomes: tuple[Outcome, ...]
+    warnings: tuple[str, ...] = ()
+    source: BaselineOrigin = WORKING_TREE
+    shard: tuple[int, int] | None = None  # (K, N) of check --shard K/N
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for outcome in self.outcomes:
+            counts[outcome.verdict.value] = counts.get(outcome.verdict.value, 0) + 1
+        return dict(sorted(counts.items()))

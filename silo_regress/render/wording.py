@@ -1,0 +1,167 @@
+"""Behaviour notes in words: the one place that says what each typed note means in English.
+
+Every renderer words notes through here. A word diff is returned as segments
+(:func:`phrase`), so each format marks removed and added words its own way;
+:func:`word` is the plain-text form, with ``[-removed-]`` and ``{+added+}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from silo_regress.behaviour.notes import (
+    BaselineRemoved,
+    ChangesNothing,
+    CheckAdded,
+    CheckFieldChanged,
+    CheckFlipped,
+    CheckRemoved,
+    ChecksReordered,
+    CollectionChanged,
+    CountChanged,
+    FailedRequired,
+    FieldChanged,
+    FormatOnly,
+    IdsChanged,
+    MoreChanges,
+    Note,
+    OutputChanged,
+    PassedChanged,
+    Recorded,
+    RewardMoved,
+    ScalarChanged,
+    ScalarsReordered,
+    Segment,
+    SegmentKind,
+    Transition,
+    ValueChanged,
+    ValuesChanged,
+    Worded,
+)
+from silo_regress.behaviour.result import is_short
+from silo_regress.jsondiff import JsonValue, Missing, show
+
+_MARKERS = {
+    SegmentKind.SAME: ("", ""),
+    SegmentKind.REMOVED: ("[-", "-]"),
+    SegmentKind.ADDED: ("{+", "+}"),
+}
+
+
+def word(note: Note) -> str:
+    """The note as one line of plain text."""
+    if isinstance(note, OutputChanged) and note.words is not None:
+        text = "".join(_MARKERS[s.kind][0] + s.text + _MARKERS[s.kind][1] for s in note.words)
+        return _output_prefix(note) + clip(text.replace("\n", "⏎"), note.limit)
+    return _sentence(note)
+
+
+def words(notes: Iterable[Note]) -> list[str]:
+    return [word(note) for note in notes]
+
+
+def one_line(texts: Iterable[str], *, limit: int = 3) -> str:
+    """The first ``limit`` worded notes joined, then how many more there are."""
+    notes = list(texts)
+    if not notes:
+        return "no behavioural difference"
+    head = "; ".join(notes[:limit])
+    return head + (f"; +{len(notes) - limit} more" if len(notes) > limit else "")
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _output_prefix(note: OutputChanged) -> str:
+    return "agentOutput changed: " if note.path == "/agentOutput" else f"{note.path}: "
+
+
+def _change(before: JsonValue | Missing, after: JsonValue | Missing) -> str:
+    return f"{show(before)} -> {show(after)}"
+
+
+def _pass_word(value: JsonValue | Missing) -> str:
+    if isinstance(value, bool):
+        return "passed" if value else "failed"
+    return show(value)
+
+
+def _id(value: JsonValue) -> str:
+    return value if isinstance(value, str) else show(value)
+
+
+def _transition(entry: Transition) -> str:
+    return _change(entry.start, entry.end)
+
+
+def _sentence(note: Note) -> str:
+    match note:
+        case PassedChanged(baseline=b, run=r):
+            if r is False:
+                return "now FAILS (passed: true -> false)"
+            if r is True:
+                return "now passes (passed: false -> true)"
+            return f"passed: {_change(b, r)}"
+        case RewardMoved(baseline=b, run=r):
+            return f"reward {_change(b, r)}"
+        case CheckFlipped(label=label, baseline=b, run=r):
+            return f'check "{label}" {_pass_word(b)} -> {_pass_word(r)}'
+        case CheckFieldChanged(label=label, field=key, baseline=b, run=r):
+            return f'check "{label}" {key} {_change(b, r)}'
+        case CheckAdded(label=label, passed=passed):
+            return f'check "{label}" added ({_pass_word(passed)})'
+        case CheckRemoved(label=label):
+            return f'check "{label}" removed'
+        case ChecksReordered():
+            return "checks reordered"
+        case FieldChanged(field=key, baseline=b, run=r):
+            return f"{key} {_change(b, r)}"
+        case CountChanged(field=key, baseline=b, run=r):
+            delta = note.delta
+            return f"{key} {_change(b, r)}" + ("" if delta is None else f" ({delta:+d})")
+        case OutputChanged(baseline=b, run=r, limit=limit):
+            if isinstance(b, str) and isinstance(r, str) and is_short(b, r):
+                return _output_prefix(note) + _change(b, r)
+            return _output_prefix(note) + f"{clip(show(b), limit)} -> {clip(show(r), limit)}"
+        case MoreChanges(scope=scope, count=count):
+            return f"{scope}: {count} more changed values"
+        case IdsChanged(collection=name, change=kind, gained=gained, lost=lost):
+            parts = [f"+{_id(i)}" for i in gained] + [f"-{_id(i)}" for i in lost]
+            return f"{name}.{kind}: {' '.join(parts or ['same ids, new order'])}"
+        case CollectionChanged(collection=name, change=kind, baseline=b, run=r):
+            where = name if kind is None else f"{name}.{kind}"
+            return f"{where}: {_change(b, r)}"
+        case ScalarChanged(field=name, baseline=None, run=Transition() as new):
+            return f"scalar {name} now changes: {_transition(new)}"
+        case ScalarChanged(field=name, baseline=Transition() as old, run=None):
+            return f"scalar {name} no longer changes (was {_transition(old)})"
+        case ScalarChanged(field=name, baseline=Transition() as old, run=Transition() as new):
+            return f"scalar {name}: {_transition(old)} became {_transition(new)}"
+        case ScalarChanged(field=name):
+            return f"scalar {name} changed"
+        case ScalarsReordered():
+            return "scalars reordered"
+        case ValueChanged(path=path, baseline=b, run=r):
+            return f"{path or '/'}: {_change(b, r)}"
+        case Recorded(passes=None):
+            return "recorded"
+        case Recorded(passes=passes, reward=reward, as_of=as_of):
+            lead = "as of here" if as_of else "recorded"
+            return f"{lead}: {'passes' if passes else 'FAILS'}, reward {show(reward)}"
+        case FailedRequired(labels=labels):
+            return "failed required: " + ", ".join(f'"{label}"' for label in labels)
+        case ChangesNothing(as_of=as_of):
+            return f"{'as of here' if as_of else 'recorded'}: changes nothing"
+        case ValuesChanged():
+            return "values changed"
+        case BaselineRemoved():
+            return "baseline removed"
+        case FormatOnly():
+            return "same values, other bytes (format only)"
+        case Worded(text=text):
+            return text
+    raise TypeError(f"no wording for {note!r}")
+
+
+__all__ = ["Segment", "clip", "one_line", "word", "words"]

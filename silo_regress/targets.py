@@ -1,0 +1,57 @@
+"""Which tasks a check compares: baselines grouped by task, each mapped to its runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from silo_regress.baselines import Baseline, BaselineSource
+from silo_regress.config import Config
+from silo_regress.errors import TaskRefError
+from silo_regress.runs import RunIndex
+from silo_regress.taskref import TaskRef
+
+
+@dataclass(frozen=True)
+class Target:
+    """A task to compare: its baselines (maybe none) and the run key it maps to."""
+
+    ref: TaskRef
+    key: tuple[str, str] | None
+    baselines: tuple[Baseline, ...]
+
+
+def select_targets(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    refs: Sequence[TaskRef] = (),
+) -> list[Target]:
+    """Group baselines by task and map each task to the runs it is compared with."""
+    grouped: dict[TaskRef, list[Baseline]] = {}
+    for baseline in source.entries():
+        grouped.setdefault(baseline.ref, []).append(baseline)
+    if refs:
+        chosen: dict[TaskRef, list[Baseline]] = {}
+        for ref in refs:
+            hits = [r for r in grouped if r == ref]
+            if not hits and not ref.qualified:
+                hits = [r for r in grouped if r.task_id == ref.task_id]
+            if hits:
+                for hit in hits:
+                    chosen[hit] = grouped[hit]
+            else:
+                key = index.resolve(ref, default_environment=config.environment)
+                if key is None or not index.runs_of(*key):
+                    baselines = config.relative(config.baselines_dir)
+                    raise TaskRefError(
+                        f"task {ref}: no baseline under {baselines}/ ({source.label}) "
+                        f"and no run under {config.relative(index.runs_dir)}/"
+                    )
+                chosen[ref] = []
+        grouped = chosen
+    targets = []
+    for ref in sorted(grouped, key=TaskRef.sort_key):
+        key = index.resolve(ref, default_environment=config.environment)
+        targets.append(Target(ref=ref, key=key, baselines=tuple(grouped[ref])))
+    return targets
