@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from silo_regress.behaviour.notes import Worded
+from silo_regress.behaviour.codec import NoteError, note_from_json
+from silo_regress.behaviour.notes import Note, Worded
 from silo_regress.canonical import serialize
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.jsondiff import MISSING, Change
@@ -112,9 +113,7 @@ def _outcome(item: Any, where: str) -> Outcome:
         raise InputError(
             f"{where}.status {status!r} is not a verdict ({', '.join(sorted(_VERDICTS))})"
         )
-    behaviour = item.get("behaviour", [])
-    if not isinstance(behaviour, list) or not all(isinstance(b, str) for b in behaviour):
-        raise InputError(f"{where}.behaviour must be a list of strings")
+    behaviour = _notes(item, where)
     changes = item.get("changes", [])
     if not isinstance(changes, list):
         raise InputError(f"{where}.changes must be a list")
@@ -128,8 +127,27 @@ def _outcome(item: Any, where: str) -> Outcome:
         run_name=_text(item, "runId", where),
         detail=_text(item, "detail", where),
         changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
-        behaviour=tuple(Worded(text) for text in behaviour),
+        behaviour=behaviour,
     )
+
+
+def _notes(item: dict[str, Any], where: str) -> tuple[Note, ...]:
+    """The typed ``notes``; a report without them (0.1) keeps its ``behaviour`` words."""
+    notes = item.get("notes")
+    if notes is not None:
+        if not isinstance(notes, list):
+            raise InputError(f"{where}.notes must be a list")
+        found = []
+        for n, note in enumerate(notes):
+            try:
+                found.append(note_from_json(note))
+            except NoteError as exc:
+                raise InputError(f"{where}.notes[{n}]: {exc}") from None
+        return tuple(found)
+    behaviour = item.get("behaviour", [])
+    if not isinstance(behaviour, list) or not all(isinstance(b, str) for b in behaviour):
+        raise InputError(f"{where}.behaviour must be a list of strings")
+    return tuple(Worded(text) for text in behaviour)
 
 
 def _change(item: Any, where: str) -> Change:

@@ -14,7 +14,7 @@ import orjson
 from silo_regress.jsondiff import MISSING, show
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.pointer import split_pointer
-from silo_regress.render.wording import one_line, words
+from silo_regress.render.wording import one_line, word_sides
 
 DIFF_CAP = 200
 MARKDOWN_DIFF_CAP = 120
@@ -32,7 +32,7 @@ def headline(outcome: Outcome) -> str:
     if outcome.verdict is Verdict.MATCH:
         return "matches its baseline"
     if outcome.verdict is Verdict.CHANGED:
-        return f"changed: {one_line(words(outcome.behaviour))}"
+        return f"changed: {one_line(word_sides(note) for note in outcome.behaviour)}"
     return f"{outcome.verdict.value}: {outcome.detail or ''}".rstrip(": ")
 
 

@@ -13,7 +13,7 @@ import hashlib
 
 from silo_regress.outcome import Outcome, Report
 from silo_regress.render.excerpt import first_change_line, headline, task_label
-from silo_regress.render.wording import word
+from silo_regress.render.wording import word_sides
 
 
 def escape_data(text: str) -> str:
@@ -37,7 +37,7 @@ def annotation(outcome: Outcome) -> str:
     message = [headline(outcome)]
     if outcome.run_path:
         message.append(f"run: {outcome.run_path}")
-    message.extend(f"- {word(note)}" for note in outcome.behaviour)
+    message.extend(f"- {word_sides(note)}" for note in outcome.behaviour)
     return f"::error {','.join(properties)}::{escape_data(chr(10).join(message))}"
 
 

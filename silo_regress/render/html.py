@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from html import escape
 
-from silo_regress.outcome import Outcome, Report
+from silo_regress.behaviour.notes import Note, SegmentKind
+from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.render.excerpt import change_lines, summary_sentence, task_label
 from silo_regress.render.hunks import Row, cut_note, line_diff, side_by_side
-from silo_regress.render.wording import word
+from silo_regress.render.wording import one_line, phrase
 
 ROW_CAP = 400
 
@@ -32,6 +33,8 @@ table.summary th, table.summary td { border: 1px solid #d0d7de; padding: 4px 8px
 table.summary th { background: #f6f8fa; }
 td.verdict-match { color: #1a7f37; } td.verdict-fail { color: #cf222e; font-weight: 600; }
 ul.behaviour li { margin: .15em 0; }
+del.removed { background: #ffd7d5; text-decoration: line-through; }
+ins.added { background: #ccffd8; text-decoration: none; }
 table.diff { border-collapse: collapse; width: 100%; table-layout: fixed; margin: .5em 0; }
 table.diff th { background: #f6f8fa; border: 1px solid #d0d7de; padding: 4px; text-align: left;
   font-weight: normal; overflow-wrap: anywhere; }
@@ -112,7 +115,7 @@ def _summary_table(report: Report) -> list[str]:
         if not outcome.ok:
             verdict = f'<a href="#{_outcome_id(n)}">{verdict}</a>'
         css = "verdict-match" if outcome.ok else "verdict-fail"
-        what = "" if outcome.ok else escape(headline(outcome))
+        what = "" if outcome.ok else _what(outcome, headline(outcome))
         out.append(
             f"<tr><td><code>{escape(task_label(outcome))}</code></td>"
             f"<td><code>{escape(outcome.artifact)}</code></td>"
@@ -122,6 +125,25 @@ def _summary_table(report: Report) -> list[str]:
         )
     out += ["</tbody>", "</table>"]
     return out
+
+
+def note_html(note: Note) -> str:
+    """A behaviour note as HTML; a word diff's words as ``<del>`` and ``<ins>``."""
+    out = []
+    for segment in phrase(note, marked=False):
+        text = escape(segment.text)
+        if segment.kind is SegmentKind.REMOVED:
+            text = f'<del class="removed">{text}</del>'
+        elif segment.kind is SegmentKind.ADDED:
+            text = f'<ins class="added">{text}</ins>'
+        out.append(text)
+    return "".join(out)
+
+
+def _what(outcome: Outcome, headline: str) -> str:
+    if outcome.verdict is Verdict.CHANGED:
+        return "changed: " + one_line(note_html(note) for note in outcome.behaviour)
+    return escape(headline)
 
 
 def _section(n: int, outcome: Outcome) -> list[str]:
@@ -138,7 +160,7 @@ def _section(n: int, outcome: Outcome) -> list[str]:
         out.append(f"<p>{escape(outcome.detail)}</p>")
     if outcome.behaviour:
         out.append('<ul class="behaviour">')
-        out += [f"<li>{escape(word(note))}</li>" for note in outcome.behaviour]
+        out += [f"<li>{note_html(note)}</li>" for note in outcome.behaviour]
         out.append("</ul>")
     if outcome.baseline_text is not None and outcome.run_text is not None:
         out += _diff_table(outcome)

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 
 from silo_regress.outcome import Outcome, Report
 from silo_regress.render.excerpt import diff_lines, headline
-from silo_regress.render.wording import word
+from silo_regress.render.wording import word_sides
 
 # Characters XML 1.0 cannot hold at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -39,7 +39,7 @@ def failure_text(outcome: Outcome) -> str:
         lines.append(outcome.detail)
     if outcome.behaviour:
         lines.append("behaviour:")
-        lines.extend(f"  - {word(note)}" for note in outcome.behaviour)
+        lines.extend(f"  - {word_sides(note)}" for note in outcome.behaviour)
     diff = diff_lines(outcome)
     if diff:
         lines.append("diff (- baseline, + run):")

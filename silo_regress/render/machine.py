@@ -1,10 +1,15 @@
-"""The JSON report of DESIGN.md: one document, exact enough for scripts to act on."""
+"""The JSON report of DESIGN.md: one document, exact enough for scripts to act on.
+
+Each result carries its behaviour twice: ``behaviour`` in words (the text
+report's lines) and ``notes`` as typed data, which ``merge`` reads back.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from silo_regress.behaviour.codec import note_json
 from silo_regress.outcome import MISSING, Change, Report
 from silo_regress.render.wording import words
 
@@ -37,6 +42,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "runId": o.run_name,
                 "detail": o.detail,
                 "behaviour": words(o.behaviour),
+                "notes": [note_json(n) for n in o.behaviour],
                 "changes": [change_json(c) for c in o.changes],
             }
             for o in report.outcomes

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from silo_regress.behaviour.notes import Note, SegmentKind
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
@@ -18,7 +19,7 @@ from silo_regress.render.excerpt import (
     summary_sentence,
     task_label,
 )
-from silo_regress.render.wording import one_line, word, words
+from silo_regress.render.wording import one_line, phrase
 
 DIFF_BUDGET = 50_000
 MATCH_ROWS = 300
@@ -30,6 +31,19 @@ _ICON = {True: "✅", False: "❌"}
 def cell(text: str) -> str:
     """Text that stays inside one table cell and renders literally."""
     return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], text)
+
+
+def note_markdown(note: Note) -> str:
+    """A behaviour note for a table cell or list item; a word diff as ``<del>``/``<ins>``."""
+    out = []
+    for segment in phrase(note, marked=False):
+        text = cell(segment.text)
+        if segment.kind is SegmentKind.REMOVED:
+            text = f"<del>{text}</del>"
+        elif segment.kind is SegmentKind.ADDED:
+            text = f"<ins>{text}</ins>"
+        out.append(text)
+    return "".join(out)
 
 
 def code(text: str) -> str:
@@ -70,11 +84,10 @@ def _what(outcomes: list[Outcome]) -> str:
     notes: list[str] = []
     for outcome in outcomes:
         if outcome.verdict is Verdict.CHANGED:
-            notes.append(one_line(words(outcome.behaviour)))
+            notes.append(one_line(note_markdown(note) for note in outcome.behaviour))
         elif not outcome.ok and outcome.detail:
-            notes.append(outcome.detail)
-    unique = list(dict.fromkeys(notes))
-    return cell("; ".join(unique))
+            notes.append(cell(outcome.detail))
+    return "; ".join(dict.fromkeys(notes))
 
 
 def render_markdown(report: Report, *, title: str = "silo-regress check") -> str:
@@ -167,7 +180,7 @@ def _section(outcome: Outcome) -> list[str]:
     if outcome.behaviour:
         out.append("Behaviour:")
         out.append("")
-        out += [f"- {cell(word(note))}" for note in outcome.behaviour]
+        out += [f"- {note_markdown(note)}" for note in outcome.behaviour]
         out.append("")
     diff = diff_lines(outcome, cap=MARKDOWN_DIFF_CAP)
     if diff:

@@ -6,14 +6,14 @@ for it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from silo_regress.behaviour.notes import Note, SegmentKind
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.overview import Status
 from silo_regress.recorder import FileState, Recording
-from silo_regress.render.wording import word
+from silo_regress.render.wording import MARKERS, phrase
 
 DIFF_LINE_CAP = 200
 _FAIL_WORD = {
@@ -26,8 +26,11 @@ _FAIL_WORD = {
     Verdict.FORMAT_VERSION: "FORMAT VERSION",
     Verdict.MATCH: "match",
 }
-_REMOVED = re.compile(r"\[-.*?-\]")
-_ADDED = re.compile(r"\{\+.*?\+\}")
+_SEGMENT_STYLE: dict[SegmentKind, tuple[str, ...]] = {
+    SegmentKind.SAME: (),
+    SegmentKind.REMOVED: ("red",),
+    SegmentKind.ADDED: ("green",),
+}
 _ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "bold": "\x1b[1m"}
 
 
@@ -40,12 +43,12 @@ class Palette:
             return text
         return "".join(_ANSI[s] for s in styles) + text + "\x1b[0m"
 
-    def word_diff(self, text: str) -> str:
-        """Colour a summary's ``[-removed-]`` and ``{+added+}`` words; keep the markers."""
-        if not self.color:
-            return text
-        text = _REMOVED.sub(lambda m: self.paint(m.group(), "red"), text)
-        return _ADDED.sub(lambda m: self.paint(m.group(), "green"), text)
+    def note(self, note: Note) -> str:
+        """A behaviour note: a word diff's ``[-removed-]`` red, ``{+added+}`` green."""
+        return "".join(
+            self.paint(MARKERS[s.kind][0] + s.text + MARKERS[s.kind][1], *_SEGMENT_STYLE[s.kind])
+            for s in phrase(note)
+        )
 
 
 def task_label(outcome: Outcome) -> str:
@@ -99,7 +102,7 @@ def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_C
         out.append(f"  {outcome.detail}")
     if outcome.behaviour:
         out.append("  behaviour:")
-        out.extend(f"    - {palette.word_diff(word(note))}" for note in outcome.behaviour)
+        out.extend(f"    - {palette.note(note)}" for note in outcome.behaviour)
     if outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
         out.append("  diff (- baseline, + run):")
         diff = unified_diff(

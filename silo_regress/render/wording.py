@@ -1,8 +1,9 @@
 """Behaviour notes in words: the one place that says what each typed note means in English.
 
-Every renderer words notes through here. A word diff is returned as segments
-(:func:`phrase`), so each format marks removed and added words its own way;
-:func:`word` is the plain-text form, with ``[-removed-]`` and ``{+added+}``.
+Every renderer words notes through here. A word diff comes as segments
+(:func:`phrase`), so each format marks removed and added words its own way (colour,
+``<del>``/``<ins>``); :func:`word` is the plain-text form with ``[-removed-]`` and
+``{+added+}``, :func:`word_sides` the form without markers (old -> new).
 """
 
 from __future__ import annotations
@@ -41,23 +42,67 @@ from silo_regress.behaviour.notes import (
 from silo_regress.behaviour.result import is_short
 from silo_regress.jsondiff import JsonValue, Missing, show
 
-_MARKERS = {
+MARKERS = {
     SegmentKind.SAME: ("", ""),
     SegmentKind.REMOVED: ("[-", "-]"),
     SegmentKind.ADDED: ("{+", "+}"),
 }
 
 
+def phrase(note: Note, *, marked: bool = True) -> tuple[Segment, ...]:
+    """The note as segments: plain words, and the removed and added words of a word diff.
+
+    A word diff is clipped to its note's ``limit``; ``marked`` counts the plain-text
+    markers (``[-`` ``-]`` ``{+`` ``+}``) against it, as the text report prints them.
+    """
+    if not (isinstance(note, OutputChanged) and note.words is not None):
+        return (Segment(SegmentKind.SAME, _sentence(note)),)
+    budget = note.limit
+    pieces = [Segment(s.kind, s.text.replace("\n", "⏎")) for s in note.words]
+    width = sum(len(p.text) + _marker_width(p.kind, marked) for p in pieces)
+    if width > budget:
+        pieces = _clipped(pieces, budget - 1, marked=marked)
+        pieces.append(Segment(SegmentKind.SAME, "…"))
+    return (Segment(SegmentKind.SAME, _output_prefix(note)), *pieces)
+
+
 def word(note: Note) -> str:
-    """The note as one line of plain text."""
-    if isinstance(note, OutputChanged) and note.words is not None:
-        text = "".join(_MARKERS[s.kind][0] + s.text + _MARKERS[s.kind][1] for s in note.words)
-        return _output_prefix(note) + clip(text.replace("\n", "⏎"), note.limit)
-    return _sentence(note)
+    """The note as one line of plain text, a word diff marked ``[-old-]{+new+}``."""
+    return "".join(MARKERS[s.kind][0] + s.text + MARKERS[s.kind][1] for s in phrase(note))
 
 
 def words(notes: Iterable[Note]) -> list[str]:
     return [word(note) for note in notes]
+
+
+def word_sides(note: Note) -> str:
+    """The note as one line without markers: a word diff as its two sides, old -> new."""
+    segments = phrase(note, marked=False)
+    if len(segments) == 1:
+        return segments[0].text
+    lead, rest = segments[0].text, segments[1:]
+    before = "".join(s.text for s in rest if s.kind is not SegmentKind.ADDED)
+    after = "".join(s.text for s in rest if s.kind is not SegmentKind.REMOVED)
+    return f"{lead}{before} -> {after}"
+
+
+def _marker_width(kind: SegmentKind, marked: bool) -> int:
+    return len(MARKERS[kind][0]) + len(MARKERS[kind][1]) if marked else 0
+
+
+def _clipped(pieces: list[Segment], budget: int, *, marked: bool) -> list[Segment]:
+    """The segments that fit in ``budget`` characters, the last one cut short."""
+    kept: list[Segment] = []
+    for piece in pieces:
+        room = budget - _marker_width(piece.kind, marked)
+        if room <= 0:
+            break
+        if len(piece.text) > room:
+            kept.append(Segment(piece.kind, piece.text[:room]))
+            break
+        kept.append(piece)
+        budget = room - len(piece.text)
+    return kept
 
 
 def one_line(texts: Iterable[str], *, limit: int = 3) -> str:
@@ -164,4 +209,4 @@ def _sentence(note: Note) -> str:
     raise TypeError(f"no wording for {note!r}")
 
 
-__all__ = ["Segment", "clip", "one_line", "word", "words"]
+__all__ = ["MARKERS", "Segment", "clip", "one_line", "phrase", "word", "word_sides", "words"]
