@@ -238,6 +238,19 @@ def _keys_sort_alike(value: Any) -> bool:
     return True
 
 
+def compact_is_canonical(value: Any, data: bytes) -> bool:
+    """True when orjson parsed the compact JSON ``data`` (one JSON.stringify line, no
+    whitespace) faithfully, so that its sorted, indented printing of ``value`` is the
+    canonical form. The same proof as the fast path of :func:`canonicalize`."""
+    try:
+        printed = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    if printed != data or _has_unsafe_number(printed):
+        return False
+    return data.isascii() or not _HIGH_LEAD.search(data) or _keys_sort_alike(value)
+
+
 def serialize(value: Any) -> bytes:
     """The canonical bytes of a JSON value (dict, list, str, int, float, bool, None)."""
     out: list[str] = []
