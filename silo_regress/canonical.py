@@ -59,14 +59,6 @@ class Document:
     text: bytes
 
 
-@dataclass(frozen=True)
-class Finding:
-    """Volatile content at one JSON Pointer."""
-
-    pointer: str
-    reason: str
-
-
 class _Invalid:
     """Placeholder the parser hooks leave where a value cannot be canonical."""
 
@@ -342,118 +334,7 @@ def format_number(value: float) -> str:
     return sign + text
 
 
-# --- volatile content ---------------------------------------------------------
-
-VOLATILE_KEYS = frozenset(
-    {
-        "runId",
-        "startedAt",
-        "finishedAt",
-        "endedAt",
-        "completedAt",
-        "durationMs",
-        "elapsedMs",
-        "timestamp",
-        "createdAt",
-        "updatedAt",
-        "at",
-    }
-)
-# ASCII digits only, as in _PREFILTER (bytes): a str pattern's \d would also match
-# other scripts' digits, and might_be_volatile would miss what scan_volatile finds.
-_DATETIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?"  # extended ISO 8601 / RFC 3339
-    r"|\d{8}T\d{4,6}",  # basic ISO 8601
-    re.ASCII,
-)
-_RUN_ID = re.compile(r"run_\d{14}_[0-9a-z]+", re.ASCII)
-_PREFILTER = re.compile(
-    rb'"(?:' + b"|".join(k.encode() for k in sorted(VOLATILE_KEYS)) + rb')"'
-    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{8}T\d{4}|run_\d{14}_"
-)
-
-
-# Substrings every finding's canonical bytes must contain, found with memchr-speed
-# scans: a volatile key is printed as `"key": `, a date-time holds ":<digit>" or
-# "T<digit>", a run id holds "run_". Only a hit pays for the full pattern (~50 us
-# on a 2 KB file, against ~7 us for these).
-_KEY_HINTS = tuple(
-    {
-        f'"{k}": '.encode() if not k.endswith(("At", "Ms")) else f'{k[-2:]}": '.encode()
-        for k in VOLATILE_KEYS
-    }
-)
-_BASIC_TIME_HINT = re.compile(rb"T\d")
-
-
-def _has_key_hint(text: bytes) -> bool:
-    """Whether a volatile key may be printed in ``text``.
-
-    One substring scan per key name is the fastest test on small files; a large
-    file with few object members (millions of ids, long texts) is faster to test
-    by looking at each of its few `": ` separators.
-    """
-    if len(text) < 1 << 20 or text.count(b'": ') > 4096:
-        return any(hint in text for hint in _KEY_HINTS)
-    at = text.find(b'": ')
-    while at != -1:
-        end = at + 3
-        if any(text.startswith(hint, end - len(hint)) for hint in _KEY_HINTS):
-            return True
-        at = text.find(b'": ', end)
-    return False
-
-
-def might_be_volatile(text: bytes) -> bool:
-    """A cheap test on canonical bytes: False means :func:`scan_volatile` finds nothing."""
-    if not (
-        b"run_" in text
-        or _has_key_hint(text)
-        # A time of day's colon is followed by a digit: colons followed by a space
-        # (every key separator, most prose) cannot start one.
-        or text.count(b":") != text.count(b": ")
-        or _BASIC_TIME_HINT.search(text) is not None
-    ):
-        return False
-    return _PREFILTER.search(text) is not None
-
-
-def scan_volatile(
-    value: Any, *, artifact: str, exempt: Sequence[PathPattern] = ()
-) -> tuple[Finding, ...]:
-    """Every timestamp-like key, ISO date-time string or Silo run id in ``value``.
-
-    Keys are strings too: a key holding a date-time or run id is reported at the
-    member it names.
-    """
-    rules = [p for p in exempt if p.applies_to(artifact)]
-    findings: list[Finding] = []
-    for parts, member in walk(value):
-        if any(rule.covers(parts) for rule in rules):
-            continue
-        key = parts[-1] if parts and isinstance(parts[-1], str) else None
-        if key is not None and key in VOLATILE_KEYS:
-            findings.append(Finding(format_pointer(parts), f"key {key!r} is volatile"))
-            continue
-        reason = None if key is None else _volatile_text(key)
-        if reason is not None:
-            reason = f"key holds a {reason}"
-        elif isinstance(member, str):
-            reason = _volatile_text(member)
-        if reason is not None:
-            findings.append(Finding(format_pointer(parts), reason))
-    return tuple(findings)
-
-
-def _volatile_text(text: str) -> str | None:
-    hit = _RUN_ID.search(text)
-    if hit is not None:
-        return f"Silo run id {hit.group()!r}"
-    hit = _DATETIME.search(text)
-    if hit is not None:
-        return f"date-time {hit.group()!r}"
-    return None
-
+# --- ignored paths ------------------------------------------------------------
 
 IGNORED = "<ignored by silo-regress>"
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from silo_regress.baselines import FORMAT_FILE, BaselineStore, parse_relpath, write_atomic
-from silo_regress.canonical import FORMAT_VERSION, canonicalize, might_be_volatile, scan_volatile
+from silo_regress.canonical import FORMAT_VERSION, canonicalize
 from silo_regress.config import Config
 from silo_regress.errors import InputError
+from silo_regress.volatile import Clock, might_be_volatile, scan_volatile
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ def format_baselines(config: Config, paths: Sequence[Path], *, check_only: bool)
     problems: list[str] = []
     written = 0
     fixable = True
+    # A baseline alone has no run whose clock could tell wall-clock time from
+    # simulated time: only today's times are judged (DESIGN.md, "Canonical form").
+    clock = Clock.of_machine()
     if paths:
         files = [p if p.is_absolute() else Path.cwd() / p for p in paths]
     else:
@@ -58,7 +62,9 @@ def format_baselines(config: Config, paths: Sequence[Path], *, check_only: bool)
             continue
         artifact = _artifact_of(config, store, path)
         if might_be_volatile(doc.text):
-            findings = scan_volatile(doc.value, artifact=artifact, exempt=config.scan_exempt)
+            findings = scan_volatile(
+                doc.value, artifact=artifact, clock=clock, exempt=config.scan_exempt
+            )
             if findings:
                 where = ", ".join(f"{f.pointer} ({f.reason})" for f in findings[:5])
                 lines.append(f"volatile        {shown}: {where}")

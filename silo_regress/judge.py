@@ -18,17 +18,17 @@ from silo_regress.canonical import (
     Document,
     apply_ignores,
     canonicalize,
-    might_be_volatile,
-    scan_volatile,
     serialize,
 )
 from silo_regress.config import Config
 from silo_regress.errors import InputError
 from silo_regress.jsondiff import diff_values
 from silo_regress.outcome import BaselineOrigin, Outcome, Report, Verdict
+from silo_regress.runclock import clock_of
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, read_artifact
 from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
+from silo_regress.volatile import might_be_volatile, scan_volatile
 
 
 def check(
@@ -214,7 +214,7 @@ def _judge(
     run_doc = _ignored(config, run_doc, artifact)
     read = replace(read, run_text=run_doc.text)
     if baseline_bytes == run_doc.text:
-        findings = _findings(config, run_doc, artifact)
+        findings = _findings(config, run_doc, artifact, run)
         if findings:
             return replace(
                 read, verdict=Verdict.VOLATILE, detail=_describe(findings, blank.baseline_path)
@@ -231,7 +231,7 @@ def _judge(
             verdict=Verdict.NOT_CANONICAL,
             detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
         )
-    findings = _findings(config, base_doc, artifact)
+    findings = _findings(config, base_doc, artifact, run)
     if findings:
         return replace(read, verdict=Verdict.VOLATILE, detail=_describe(findings, shown))
     base_doc = _ignored(config, base_doc, artifact)
@@ -252,10 +252,13 @@ def _ignored(config: Config, doc: Document, artifact: str) -> Document:
     return Document(value=value, text=serialize(value))
 
 
-def _findings(config: Config, doc: Document, artifact: str) -> list[str]:
+def _findings(config: Config, doc: Document, artifact: str, run: Run) -> list[str]:
     if not might_be_volatile(doc.text):
         return []
-    found = scan_volatile(doc.value, artifact=artifact, exempt=config.scan_exempt)
+    # The baseline is judged by the clock of the run it is compared with: a
+    # wall-clock time copied into either is that run's, or far from it.
+    clock = clock_of(run)
+    found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=config.scan_exempt)
     return [f"{f.pointer} ({f.reason})" for f in found]
 
 

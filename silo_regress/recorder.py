@@ -16,13 +16,14 @@ from silo_regress.canonical import (
     FORMAT_VERSION,
     apply_ignores,
     canonicalize,
-    scan_volatile,
     serialize,
 )
 from silo_regress.config import Config
 from silo_regress.errors import InputError, TaskRefError, VolatileContentError
+from silo_regress.runclock import clock_of
 from silo_regress.runs import Run, RunIndex, newest_complete, read_artifact, result_is_complete
 from silo_regress.taskref import TaskRef
+from silo_regress.volatile import Clock, might_be_volatile, scan_volatile
 
 
 class FileState(enum.StrEnum):
@@ -169,6 +170,7 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
     problems: list[str] = []
     for choice in choices:
         files: list[RecordedFile] = []
+        clock: Clock | None = None
         for artifact in config.artifacts:
             source = config.relative(choice.run.path / artifact)
             data = read_artifact(choice.run, artifact)
@@ -177,8 +179,12 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
             doc = canonicalize(data, source=source)
             value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
             text = doc.text if value is doc.value else serialize(value)
-            for finding in scan_volatile(value, artifact=artifact, exempt=config.scan_exempt):
-                problems.append(f"{source} at {finding.pointer}: {finding.reason}")
+            if might_be_volatile(text):
+                clock = clock or clock_of(choice.run)
+                for finding in scan_volatile(
+                    value, artifact=artifact, clock=clock, exempt=config.scan_exempt
+                ):
+                    problems.append(f"{source} at {finding.pointer}: {finding.reason}")
             path = store.path_for(choice.ref, artifact)
             old = store.read_existing(choice.ref, artifact)
             state = (

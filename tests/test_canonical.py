@@ -28,20 +28,17 @@ from silo_regress import canonical
 from silo_regress.canonical import (
     FORMAT_VERSION,
     IGNORED,
-    VOLATILE_KEYS,
     Document,
-    Finding,
     apply_ignores,
     canonicalize,
     format_number,
-    might_be_volatile,
     parse,
     quote,
-    scan_volatile,
     serialize,
 )
 from silo_regress.errors import InputError
 from silo_regress.pointer import PathPattern
+from silo_regress.volatile import might_be_volatile
 
 SOURCE = "runs/run_x/result.json"
 NODE = shutil.which("node")
@@ -664,8 +661,7 @@ def test_silo_files_take_fast_path(value: Any) -> None:
     assert fast.value == value
     document = canonicalize(data, source=SOURCE)
     assert document.text == written["canon"]
-    assert scan_volatile(document.value, artifact="result.json") == ()
-    assert not might_be_volatile(document.text)
+    assert not might_be_volatile(document.text)  # Silo's own files never pay the scan
 
 
 # --- 4. integers, invalid numbers, duplicate keys, broken files ----------------------
@@ -959,242 +955,7 @@ def test_document_and_version() -> None:
         document.text = b""  # type: ignore[misc]
 
 
-# --- 6. volatile content ---------------------------------------------------------------
-
-
-def pointers(value: Any, artifact: str = "result.json", exempt: tuple[str, ...] = ()) -> list[str]:
-    patterns = [PathPattern.parse(p) for p in exempt]
-    return [f.pointer for f in scan_volatile(value, artifact=artifact, exempt=patterns)]
-
-
-def test_volatile_keys() -> None:
-    run = {
-        "runId": "x",
-        "environment": "crm-west",
-        "taskId": "TASK-002",
-        "startedAt": 1,
-        "finishedAt": None,
-        "durationMs": 1234,
-        "nested": [{"at": "later"}, {"timestamp": {"deep": 1}}],
-        "createdAt": [],
-        "updatedAt": "",
-        "endedAt": 0,
-        "completedAt": 0,
-        "elapsedMs": 5,
-        "atomic": 1,
-        "RUNID": 2,
-        "start": 3,
-    }
-    assert pointers(run) == [
-        "/runId",
-        "/startedAt",
-        "/finishedAt",
-        "/durationMs",
-        "/nested/0/at",
-        "/nested/1/timestamp",
-        "/createdAt",
-        "/updatedAt",
-        "/endedAt",
-        "/completedAt",
-        "/elapsedMs",
-    ]
-    findings = scan_volatile(run, artifact="run.json")
-    assert findings[0] == Finding("/runId", "key 'runId' is volatile")
-
-
-def test_volatile_pointers_escape_slash_and_tilde() -> None:
-    value = {"a/b": {"startedAt": 1}, "m~n": ["x", "2026-03-16T10:15:02Z"], "~1": {"at": 1}}
-    assert pointers(value) == ["/a~1b/startedAt", "/m~0n/1", "/~01/at"]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "2026-03-16T10:15:02Z",
-        "2026-03-16T10:15:02.123Z",
-        "2026-03-16T10:15",
-        "2026-03-16 10:15:02",
-        "2026-03-16T10:15:02+01:00",
-        "finished at 2026-03-16T10:15:02.123Z, ok",
-        "20260316T101502",
-        "20260316T1015Z",
-    ],
-)
-def test_datetime_strings_are_volatile(text: str) -> None:
-    findings = scan_volatile({"checks": [{"detail": text}]}, artifact="result.json")
-    assert [f.pointer for f in findings] == ["/checks/0/detail"]
-    assert "date-time" in findings[0].reason
-    assert might_be_volatile(serialize({"checks": [{"detail": text}]}))
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "run_20260316101502_3k9",
-        "see .silo/runs/run_20260316101502_zz/trace.jsonl",
-        "run_20260316101502_100",
-    ],
-)
-def test_run_ids_are_volatile(text: str) -> None:
-    findings = scan_volatile(["ok", text], artifact="result.json")
-    assert findings == (Finding("/1", findings[0].reason),)
-    assert "run id" in findings[0].reason
-    assert might_be_volatile(serialize(["ok", text]))
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        "2026-03-16",
-        {"now": "2026-03-16", "due": "2026-03-17"},
-        "between 2026-03-16 and 2026-03-20",
-        "10:15:02",
-        "AUD-0001",
-        "run_2026_3k9",
-        "run_2026031610150_3k9",  # 13 digits
-        "2026-03-16T",
-        20260316101502,
-        "２０２６-03-16T10:15",  # fullwidth digits are not an ISO 8601 date-time
-        "run_２０２６０３１６１０１５０２_3k9",
-        {"start": "x", "data": {"atx": 1, "At": 2, "run": "id"}},
-    ],
-)
-def test_plain_dates_and_lookalikes_are_allowed(value: Any) -> None:
-    assert scan_volatile(value, artifact="state-diff.json") == ()
-    assert not might_be_volatile(serialize(value))
-
-
-def test_keys_holding_datetimes_or_run_ids_are_volatile() -> None:
-    value = {
-        "agentOutput": {"2026-03-16T10:15:02Z": "seen", "2026-03-16": "fine"},
-        "runs": {"run_20260316101502_3k9": {"passed": True}},
-    }
-    findings = scan_volatile(value, artifact="result.json")
-    assert [f.pointer for f in findings] == [
-        "/agentOutput/2026-03-16T10:15:02Z",
-        "/runs/run_20260316101502_3k9",
-    ]
-    assert "date-time" in findings[0].reason
-    assert "run id" in findings[1].reason
-    assert pointers(value, exempt=("/runs/*", "/agentOutput")) == []
-
-
-def test_exemptions() -> None:
-    value = {
-        "checks": [
-            {"label": "at 2026-03-16T10:15", "detail": "2026-03-16T10:15:02Z"},
-            {"label": "ok", "detail": "took run_20260316101502_3k9"},
-        ],
-        "agentOutput": {"at": 1, "text": "2026-03-16 10:15"},
-        "error": "2026-03-16T10:15:02Z",
-    }
-    assert pointers(value) == [
-        "/checks/0/label",
-        "/checks/0/detail",
-        "/checks/1/detail",
-        "/agentOutput/at",
-        "/agentOutput/text",
-        "/error",
-    ]
-    assert pointers(value, exempt=("/checks/*/detail",)) == [
-        "/checks/0/label",
-        "/agentOutput/at",
-        "/agentOutput/text",
-        "/error",
-    ]
-    # An artifact-qualified pattern applies only to that artifact.
-    assert pointers(value, exempt=("result.json:/agentOutput",)) == [
-        "/checks/0/label",
-        "/checks/0/detail",
-        "/checks/1/detail",
-        "/error",
-    ]
-    assert len(pointers(value, "state-diff.json", ("result.json:/agentOutput",))) == 6
-    assert pointers(value, exempt=("/checks", "/agentOutput", "/error")) == []
-    assert pointers(value, exempt=("",)) == []  # the whole document
-    assert len(pointers(value, exempt=("/checks/*/nothing", "/agent"))) == 6
-
-
-VOLATILE_SAMPLES: list[Any] = [
-    SILO_RESULT,
-    SILO_STATE_DIFF,
-    SILO_UNTOUCHED,
-    {"runId": "run_20260316101502_3k9", "startedAt": "2026-03-16T10:15:02.000Z"},
-    {"a": {"at": 1}},
-    {"a": ["2026-03-16 10:15"]},
-    {"a": "20260316T1015"},
-    {"a": "run_20260316101502_0"},
-    {"2026-03-16T10:15": 1},
-    {"a": "2026-03-16", "b": "10:15"},
-    {"a": "２０２６-03-16T10:15"},
-    {"note": "the runId is elsewhere"},
-    {},
-    [],
-    None,
-    "2026-03-16",
-    "2026-03-16T00:00",
-]
-
-
-@pytest.mark.parametrize("value", VOLATILE_SAMPLES)
-def test_prefilter_agrees_with_scan(value: Any) -> None:
-    text = canonicalize(serialize(value), source=SOURCE).text
-    assert might_be_volatile(text) == bool(scan_volatile(value, artifact="result.json"))
-
-
-def test_key_names_as_values_are_not_findings() -> None:
-    # The prefilter may say yes or no here; only the scan's answer is the contract.
-    for value in (["at", "runId"], {"note": "at"}, {"x": "startedAt"}):
-        assert scan_volatile(value, artifact="result.json") == ()
-    assert might_be_volatile(serialize({"startedAt": 1}))
-    assert not might_be_volatile(serialize({"note": "at", "x": "startedAt"}))
-
-
-_VOLATILE_PIECES = st.sampled_from(
-    [
-        "2026-03-16",
-        "T",
-        " ",
-        "10:15",
-        ":02",
-        "Z",
-        "20260316",
-        "1015",
-        "run_",
-        "20260316101502",
-        "_3k9",
-        "_",
-        "0",
-        "９",
-        "at",
-        "runId",
-        '"',
-        "\\",
-        "\n",
-    ]
-)
-volatile_text = st.lists(_VOLATILE_PIECES, max_size=6).map("".join)
-volatile_values = st.recursive(
-    st.one_of(st.none(), st.integers(), volatile_text),
-    lambda children: st.one_of(
-        st.lists(children, max_size=3),
-        st.dictionaries(
-            st.one_of(volatile_text, st.sampled_from(sorted(canonical.VOLATILE_KEYS))),
-            children,
-            max_size=3,
-        ),
-    ),
-    max_leaves=8,
-)
-
-
-@SETTINGS
-@given(volatile_values)
-def test_prefilter_never_misses(value: Any) -> None:
-    found = scan_volatile(value, artifact="result.json")
-    event("volatile" if found else "clean")
-    if found:
-        assert might_be_volatile(serialize(value))
+# --- 6. ignored paths ---------------------------------------------------------------
 
 
 def test_apply_ignores() -> None:
@@ -1233,18 +994,3 @@ def test_apply_ignores() -> None:
     index = apply_ignores(value, artifact="x", ignore=[PathPattern.parse("/checks/1")])
     assert index["checks"] == [value["checks"][0], IGNORED]
     assert serialize(ignored).count(IGNORED.encode()) == 3
-
-
-@pytest.mark.parametrize("key", sorted(VOLATILE_KEYS))
-def test_prefilter_on_a_large_file_with_few_keys_still_finds_every_volatile_key(key: str) -> None:
-    # Over 1 MB with few members, the key test walks the `": ` separators instead.
-    ids = [f"AUD-{i:07d}" for i in range(60_000)]
-
-    def canonical(value: Any) -> bytes:
-        return canonicalize(
-            orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n", source=SOURCE
-        ).text
-
-    clean = canonical({"collections": {"auditLog": {"added": ids}}})
-    assert len(clean) > 1 << 20 and not might_be_volatile(clean)
-    assert might_be_volatile(canonical({"collections": {"auditLog": {"added": ids, key: 5}}}))

@@ -95,7 +95,7 @@ def test_exit_2_usage(project: SiloProject, args: tuple[str, ...]) -> None:
         (("record", "../../etc/x"), "task ref '../../etc/x'"),
         (("check", "TASK-404"), "task TASK-404"),
         (("record", "TASK-002"), ".silo/runs/run_bad: task TASK-002 has no complete run"),
-        (("record", "TASK-003"), ".silo/runs/run_vol/result.json at /agentOutput/at"),
+        (("record", "TASK-003"), ".silo/runs/run_vol/result.json at /agentOutput/durationMs"),
     ],
 )
 def test_exit_3_bad_input_names_the_file(
@@ -106,7 +106,7 @@ def test_exit_3_bad_input_names_the_file(
     project.add_run(
         "TASK-002", name="run_0", started="2026-03-16T00:00:00.000Z", files={"result.json": None}
     )
-    project.add_run("TASK-003", name="run_vol", result=make_result(agent_output={"at": 1}))
+    project.add_run("TASK-003", name="run_vol", result=make_result(agent_output={"durationMs": 1}))
     result = project.cli(*args)
     assert result.exit_code == 3, result.output
     assert result.stdout == ""

@@ -183,11 +183,12 @@ def test_not_canonical_unparsable_baseline(
 @pytest.mark.parametrize(
     ("edit", "pointer"),
     [
-        (lambda v: v.update(startedAt="2026-03-16T10:00:00.000Z"), "/startedAt"),
+        # The run compared started at 09:00: this is its wall-clock time.
+        (lambda v: v.update(startedAt="2026-03-16T09:05:00.000Z"), "/startedAt"),
         (lambda v: v.update(agentOutput="Call booked 2026-03-16 14:30 UTC"), "/agentOutput"),
         (lambda v: v["checks"][1].update(detail="run_20260316101502_3k9"), "/checks/1/detail"),
     ],
-    ids=["key", "date-time", "run-id"],
+    ids=["wall-clock", "zoneless-date-time", "run-id"],
 )
 def test_volatile_baseline(project: SiloProject, edit: Any, pointer: str) -> None:
     _recorded(project)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,9 @@ def test_fmt_reports_what_it_cannot_fix_and_keeps_it(project: SiloProject) -> No
     broken = b'{\n  "passed": true,\n  "passed": false\n}\n'
     path = _project_with(project, broken)
     volatile = project.baselines / "TASK-003.result.json"
-    volatile.write_bytes(serialize({"finishedAt": "2026-03-16T10:00:00Z"}))
+    # No run at hand: today's time is judged, a simulated date far from it is not.
+    today = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    volatile.write_bytes(serialize({"finishedAt": today, "meeting": "2026-03-16T10:00:00Z"}))
     for args in (("fmt",), ("fmt", "--check")):
         result = project.cli(*args)
         assert result.exit_code == 1, result.output
@@ -129,8 +132,8 @@ def test_fmt_reports_what_it_cannot_fix_and_keeps_it(project: SiloProject) -> No
             in lines
         )
         assert (
-            "volatile        baselines/TASK-003.result.json: "
-            "/finishedAt (key 'finishedAt' is volatile)" in lines
+            "volatile        baselines/TASK-003.result.json: /finishedAt (wall-clock date-time "
+            f"'{today}', inside the last 30 days of this clock)" in lines
         )
         assert lines[-1] == "2 of 3 baseline files need attention"
     assert path.read_bytes() == broken

@@ -97,7 +97,10 @@ def _second_runs(project: SiloProject) -> None:
     four = project.baselines / "TASK-004.result.json"
     four.write_bytes(four.read_bytes().replace(b"\n  ", b"\n    "))
     five = project.baselines / "TASK-005.result.json"
-    five.write_bytes(serialize({**make_result(), "finishedAt": "2026-03-16T09:05:01.250Z"}))
+    # A wall-clock time (inside its run's window) and a timing value, which fmt
+    # judges with no run at hand.
+    timed = {"finishedAt": "2026-03-16T09:05:01.250Z", "durationMs": 1250}
+    five.write_bytes(serialize({**make_result(), **timed}))
     shutil.rmtree(project.runs_dir / "run_20260316090600_a06")
 
 

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -144,7 +145,9 @@ def test_published_fmt_hook_rejects_non_canonical_and_volatile_baselines(
 
     assert project.cli("fmt").exit_code == 0
     assert baseline.read_bytes() == canonical
-    baseline.write_bytes(canonical.replace(b'"error": null', b'"error": "2026-03-16T10:00:00Z"'))
+    # No run at hand: only a time from the last 30 days of this clock is judged.
+    today = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+    baseline.write_bytes(canonical.replace(b'"error": null', b'"error": "' + today + b'"'))
     git(project.root, "add", "baselines")
     code, output = _commit(project, hook_repo.home, "-m", "A timestamp")
     assert code == 1

@@ -193,10 +193,18 @@ def test_choose_runs_api(project: SiloProject) -> None:
 def test_volatile_content_is_refused_naming_file_and_pointer(project: SiloProject) -> None:
     project.add_run("TASK-001", started="2026-03-16T08:00:00.000Z")
     assert project.cli("record", "TASK-001").exit_code == 0
+    # The run's own clock (14:25 to 14:25, so 14:15 to 14:35 with the margin) tells
+    # the wall-clock times copied into the output from the simulated one.
+    output = {
+        "startedAt": "2026-03-16T14:25:00.000Z",
+        "note": "Booked 2026-03-16T14:30:00Z",
+        "meeting": "2026-03-20T10:00:00Z",
+    }
     project.add_run(
         "TASK-002",
         name="run_clock",
-        result=make_result(agent_output={"startedAt": "x", "note": "Booked 2026-03-16T14:30:00Z"}),
+        started="2026-03-16T14:25:00.000Z",
+        result=make_result(agent_output=output),
     )
     project.add_run(
         "TASK-001",
@@ -210,12 +218,13 @@ def test_volatile_content_is_refused_naming_file_and_pointer(project: SiloProjec
     assert result.stdout == ""
     assert result.stderr.startswith("silo-regress: error: refusing to record volatile content: ")
     assert (
-        ".silo/runs/run_clock/result.json at /agentOutput/note: date-time '2026-03-16T14:30:00'"
-        in result.stderr
+        ".silo/runs/run_clock/result.json at /agentOutput/note: "
+        "wall-clock date-time '2026-03-16T14:30:00Z'" in result.stderr
     )
-    assert ".silo/runs/run_clock/result.json at /agentOutput/startedAt: key 'startedAt'" in (
+    assert ".silo/runs/run_clock/result.json at /agentOutput/startedAt: wall-clock" in (
         result.stderr
     )
+    assert "/agentOutput/meeting" not in result.stderr
     # All or nothing: TASK-001's fine change was not written either.
     assert snapshot(project.root) == before
 

@@ -69,10 +69,16 @@ def test_every_command_has_help_text() -> None:
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.filestat"),
-    ("silo_regress.canonical", "silo_regress.config", "silo_regress.gitio"),
+    (
+        "silo_regress.canonical",
+        "silo_regress.volatile",
+        "silo_regress.config",
+        "silo_regress.gitio",
+    ),
     ("silo_regress.toolpath",),  # the derived tool-events.json: runs reads artifacts through it
     ("silo_regress.runs", "silo_regress.baselines"),
-    ("silo_regress.runcache",),  # an accelerator over runs: builds on it, runs must not import it
+    # runcache is an accelerator over runs: builds on it, runs must not import it
+    ("silo_regress.runcache", "silo_regress.runclock"),
     ("silo_regress.jsondiff", "silo_regress.targets"),
     ("silo_regress.behaviour",),
     ("silo_regress.outcome",),
