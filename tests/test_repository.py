@@ -94,7 +94,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.cli",),
     ("silo_regress.__main__",),
 ]
-PACKAGES = ("silo_regress.render", "silo_regress.cli", "silo_regress.behaviour")
+PACKAGES = (
+    "silo_regress.render",
+    "silo_regress.runner",
+    "silo_regress.cli",
+    "silo_regress.behaviour",
+)
 # Third-party modules and the only places that may import them.
 ONLY_IN = {
     "typer": ("silo_regress.cli",),

@@ -1,0 +1,220 @@
+"""Run a batch of rollouts under a thread pool and collect the runs they make.
+
+Values only: progress goes to an ``on_event`` callback (called from the calling
+thread only), results come back as a :class:`Batch`; nothing here prints or
+picks an exit code. The parts: :mod:`.process` supervises each process group,
+:mod:`.attribution` decides which new run belongs to which rollout,
+:mod:`.classification` words what each rollout came to.
+"""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from silo_regress.config import Config
+from silo_regress.runner.attribution import Claim, Ended, Key, Ledger
+from silo_regress.runner.classification import RolloutOutcome, classify
+from silo_regress.runner.plan import Rollout
+from silo_regress.runner.process import (
+    DEFAULT_KILL_GRACE,
+    GroupExit,
+    ProcessGroups,
+    StoppedError,
+    ignoring_interrupts,
+    sigterm_as_interrupt,
+)
+from silo_regress.runs import Run, list_run_dirs, read_run, result_is_complete
+
+
+@dataclass(frozen=True)
+class Started:
+    rollout: Rollout
+    running: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Exited:
+    rollout: Rollout
+    exit_code: int | None  # None: it could not be started; negative: killed by a signal
+    seconds: float
+    timed_out: bool
+    done: int
+    total: int
+
+
+Event = Started | Exited
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What a batch of rollouts did: one outcome per rollout, the new runs per task."""
+
+    outcomes: tuple[RolloutOutcome, ...]
+    runs: dict[Key, tuple[Run, ...]]  # new runs of each task, oldest first
+    strays: tuple[str, ...]  # new directories not tied to a rollout of this batch
+    seconds: float
+
+    @property
+    def problems(self) -> tuple[RolloutOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.problem)
+
+    def newest(self) -> dict[Key, Run]:
+        return {key: runs[-1] for key, runs in self.runs.items() if runs}
+
+
+# Messages from the worker threads to the calling thread.
+@dataclass(frozen=True)
+class _Began:
+    rollout: Rollout
+    running: int
+
+
+@dataclass(frozen=True)
+class _Finished:
+    index: int
+    future: Future[GroupExit | None]
+
+
+def execute(
+    config: Config,
+    rollouts: Sequence[Rollout],
+    *,
+    jobs: int,
+    on_event: Callable[[Event], None] | None = None,
+    kill_grace: float = DEFAULT_KILL_GRACE,
+) -> Batch:
+    """Run ``rollouts``, ``jobs`` at a time, in the project directory; collect their runs.
+
+    On ``KeyboardInterrupt`` (or SIGTERM) every running rollout's process group
+    is stopped before it propagates, and rollouts not yet started never start.
+    """
+    began = time.monotonic()
+    collector = _Collector(config, rollouts)
+    groups = ProcessGroups(kill_grace=kill_grace)
+    inbox: queue.SimpleQueue[_Began | _Finished] = queue.SimpleQueue()
+    # A rollout's start and the listing that settles its task never overlap.
+    lock = threading.Lock()
+
+    def roll(rollout: Rollout) -> GroupExit | None:
+        with lock:
+            try:
+                group = groups.start(rollout.argv, cwd=config.project, timeout=rollout.timeout)
+            except StoppedError:  # Ctrl-C came between taking the rollout and starting it
+                return None
+            collector.ledger.start(rollout.task.key)
+            running = len(groups)
+        if isinstance(group, GroupExit):
+            return group
+        inbox.put(_Began(rollout, running))
+        return group.wait()
+
+    def emit(event: Event) -> None:
+        if on_event is not None:
+            on_event(event)
+
+    total = len(rollouts)
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, total)), thread_name_prefix="rollout")
+    with sigterm_as_interrupt():
+        try:
+            for index, rollout in enumerate(rollouts):
+                future = pool.submit(roll, rollout)
+                future.add_done_callback(functools.partial(_post, inbox, index))
+            done = 0
+            while done < total:
+                message = inbox.get()
+                if isinstance(message, _Began):
+                    emit(Started(message.rollout, message.running, total))
+                    continue
+                exit_ = message.future.result()  # a bug in a worker is raised here
+                done += 1
+                if exit_ is None:
+                    continue
+                rollout = rollouts[message.index]
+                emit(Exited(rollout, exit_.code, exit_.seconds, exit_.timed_out, done, total))
+                with lock:
+                    collector.exited(message.index, exit_)
+        except BaseException:
+            with ignoring_interrupts():
+                groups.stop_all()
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    pool.shutdown(wait=True)
+    collector.settle_rest()
+    return Batch(
+        outcomes=tuple(o for o in collector.outcomes if o is not None),
+        runs={key: tuple(runs) for key, runs in collector.ledger.claimed.items()},
+        strays=tuple(collector.strays()),
+        seconds=time.monotonic() - began,
+    )
+
+
+def _post(
+    inbox: queue.SimpleQueue[_Began | _Finished], index: int, future: Future[GroupExit | None]
+) -> None:
+    inbox.put(_Finished(index, future))
+
+
+class _Collector:
+    """The runs directory side of attribution: listing, reading run.json, outcomes."""
+
+    def __init__(self, config: Config, rollouts: Sequence[Rollout]) -> None:
+        self.config = config
+        self.rollouts = rollouts
+        self.ledger = Ledger(frozenset(e.name for e in list_run_dirs(config.runs_dir)))
+        self.exits: dict[int, GroupExit] = {}
+        self.known: dict[str, Run] = {}
+        self.outcomes: list[RolloutOutcome | None] = [None] * len(rollouts)
+
+    def exited(self, index: int, exit_: GroupExit) -> None:
+        """Note an exit; settle its task when none of the task's rollouts still runs."""
+        self.exits[index] = exit_
+        ended = Ended(index, self.rollouts[index].task.key, exit_.code, exit_.timed_out)
+        if self.ledger.exit(ended):
+            self._settle(ended.key)
+
+    def settle_rest(self) -> None:
+        for key in self.ledger.unsettled():
+            self._settle(key)
+
+    def _settle(self, key: Key) -> None:
+        claims = self.ledger.settle(key, self._identify_new(), complete=result_is_complete)
+        for claim in claims:
+            self._classify(claim)
+
+    def _classify(self, claim: Claim) -> None:
+        index = claim.ended.index
+        self.outcomes[index] = classify(
+            self.config, self.rollouts[index], self.exits[index], claim.run, complete=claim.complete
+        )
+
+    def _identify_new(self) -> dict[str, Run]:
+        for entry in list_run_dirs(self.config.runs_dir):
+            if not self.ledger.is_new(entry.name) or entry.name in self.known:
+                continue
+            found = read_run(Path(entry.path))
+            if isinstance(found, Run):
+                self.known[entry.name] = found
+        return self.known
+
+    def strays(self) -> list[str]:
+        runs_dir = self.config.relative(self.config.runs_dir)
+        paths = {e.name: Path(e.path) for e in list_run_dirs(self.config.runs_dir)}
+        found = []
+        for name in self.ledger.strays(paths):
+            run = read_run(paths[name])
+            if isinstance(run, Run):
+                found.append(
+                    f"{runs_dir}/{name}: a new run of {run.environment}/{run.task_id}, "
+                    "which this command did not start (another Silo process?)"
+                )
+            else:
+                found.append(f"{runs_dir}/{name}: new, but not a usable run: {run.reason}")
+        return found

@@ -1,0 +1,119 @@
+"""What one rollout came to: a state from its exit and the run it left, and why.
+
+Silo's exit code 1 means "a verifier check failed" as well as "configuration
+error"; the two are told apart by whether a new complete run exists.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import signal
+from dataclasses import dataclass
+
+from silo_regress.config import Config
+from silo_regress.runner.plan import Rollout
+from silo_regress.runner.process import GroupExit
+from silo_regress.runs import Run
+
+_DISK_FULL = re.compile(r"ENOSPC|no space left on device|disk quota exceeded", re.IGNORECASE)
+
+
+class RolloutState(enum.StrEnum):
+    PASSED = "passed"  # exit 0, complete run
+    CHECK_FAILED = "check-failed"  # exit 1, complete run: a verifier check failed
+    INCOMPLETE = "incomplete"  # a run without a complete result.json: Silo crashed
+    NO_RUN = "no-run"  # no run at all: a configuration error, Silo's message says which
+    TIMED_OUT = "timed-out"
+    DISK_FULL = "disk-full"
+
+
+# Problems with the setup rather than verdicts about a run.
+SETUP_PROBLEMS = frozenset({RolloutState.NO_RUN, RolloutState.TIMED_OUT, RolloutState.DISK_FULL})
+
+
+@dataclass(frozen=True)
+class RolloutOutcome:
+    rollout: Rollout
+    state: RolloutState
+    exit_code: int | None
+    seconds: float
+    run: Run | None
+    message: str
+
+    @property
+    def problem(self) -> bool:
+        return self.state in SETUP_PROBLEMS
+
+
+def classify(
+    config: Config, rollout: Rollout, exit_: GroupExit, run: Run | None, *, complete: bool
+) -> RolloutOutcome:
+    """The outcome of ``rollout``, which ended as ``exit_`` and left ``run``."""
+
+    def outcome(state: RolloutState, message: str) -> RolloutOutcome:
+        return RolloutOutcome(rollout, state, exit_.code, exit_.seconds, run, message)
+
+    label = rollout.label
+    said = _said(exit_)
+    where = f" ({config.relative(run.path)})" if run is not None else ""
+    if exit_.error is not None:
+        return outcome(
+            RolloutState.NO_RUN, f"{label}: cannot start {rollout.argv[0]!r}: {exit_.error}"
+        )
+    if exit_.timed_out:
+        left = f"; it left {config.relative(run.path)} behind" if run is not None else ""
+        return outcome(
+            RolloutState.TIMED_OUT,
+            f"{label}: timed out after {rollout.timeout:g} s; its process group was killed{left}",
+        )
+    if run is not None and complete:
+        if exit_.code == 0:
+            return outcome(RolloutState.PASSED, f"{label}: passed{where}")
+        return outcome(
+            RolloutState.CHECK_FAILED,
+            f"{label}: a verifier check failed (Silo {exit_words(exit_.code)}){where}",
+        )
+    if _DISK_FULL.search(exit_.stderr):
+        return outcome(
+            RolloutState.DISK_FULL,
+            f"{label}: the disk is full, Silo could not write its run{where}: {said}",
+        )
+    if run is not None:
+        return outcome(
+            RolloutState.INCOMPLETE,
+            f"{label}: Silo {exit_words(exit_.code)} and left no complete result.json"
+            f"{where}: {said}",
+        )
+    if exit_.code == 0:
+        hint = ""
+        if config.runs_dir != config.project / ".silo" / "runs":
+            hint = (
+                "; Silo's command line writes to .silo/runs/ of the project directory: "
+                "is runs-dir right?"
+            )
+        runs_dir = config.relative(config.runs_dir)
+        return outcome(
+            RolloutState.NO_RUN,
+            f"{label}: Silo exited 0 but no new run appeared under {runs_dir}/{hint}",
+        )
+    return outcome(
+        RolloutState.NO_RUN, f"{label}: Silo {exit_words(exit_.code)} without writing a run: {said}"
+    )
+
+
+def exit_words(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited {code}"
+
+
+def _said(exit_: GroupExit) -> str:
+    text = exit_.stderr.strip() or exit_.stdout.strip()
+    if not text:
+        return "it printed nothing"
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-10:])

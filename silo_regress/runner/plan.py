@@ -1,0 +1,200 @@
+"""Rollout planning: which tasks to start Silo for, and each rollout's command line.
+
+Everything is decided before anything starts: a missing Silo command or agent file
+is a :class:`RunnerError` raised here, so a batch never half-starts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from silo_regress.baselines import BaselineSource
+from silo_regress.config import Config
+from silo_regress.errors import RunnerError, TaskRefError
+from silo_regress.runs import RunIndex
+from silo_regress.targets import Target, select_targets
+from silo_regress.taskref import TaskRef
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task to start Silo for: the ref it is known by and where it runs."""
+
+    ref: TaskRef
+    environment: str
+    task_id: str
+
+    @property
+    def key(self) -> Key:
+        return (self.environment, self.task_id)
+
+    @property
+    def label(self) -> str:
+        return f"{self.environment}/{self.task_id}"
+
+
+def plan_tasks(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    refs: Sequence[TaskRef] = (),
+    *,
+    include_run_tasks: bool = False,
+) -> list[Task]:
+    """The tasks to run: the named ones, or every baselined task of ``source``.
+
+    ``include_run_tasks`` adds every task that has runs (``record --repeat --all``).
+    A task's environment comes from its ref, the configured ``environment``, or
+    the one environment whose runs name it; Silo needs it as ``--env``.
+    """
+    baselines = config.relative(config.baselines_dir)
+    targets: list[Target] = []
+    if refs:
+        for ref in refs:
+            targets.extend(_targets_of(config, index, source, ref))
+    else:
+        targets = select_targets(config, index, source)
+    if include_run_tasks:
+        covered = {t.key for t in targets}
+        for environment, task_id in index.task_keys():
+            if (environment, task_id) not in covered:
+                ref = _ref_for_run(config, index, environment, task_id)
+                targets.append(Target(ref=ref, key=(environment, task_id), baselines=()))
+    if not targets:
+        raise RunnerError(
+            f"{baselines}/: no baselines ({source.label}), so there is no task to run; "
+            "name the tasks instead, e.g. silo-regress run ENV/TASK-001"
+        )
+    tasks: dict[Key, Task] = {}
+    for target in targets:
+        if target.key is None:
+            raise TaskRefError(
+                f"{baselines}/: cannot tell which environment to run task {target.ref} in "
+                f"(no run under {config.relative(config.runs_dir)}/ names it); set "
+                f"'environment' in [tool.silo-regress], or name it as ENV/{target.ref.task_id}"
+            )
+        tasks.setdefault(target.key, Task(target.ref, *target.key))
+    return list(tasks.values())
+
+
+def _targets_of(
+    config: Config, index: RunIndex, source: BaselineSource, ref: TaskRef
+) -> list[Target]:
+    try:
+        return select_targets(config, index, source, [ref])
+    except TaskRefError:
+        # Neither baseline nor run: fine for a first run, if the environment is known.
+        environment = ref.environment or config.environment
+        if environment is None:
+            raise TaskRefError(
+                f"task {ref}: no baseline and no run name it, so its environment is unknown; "
+                f"run it as ENV/{ref.task_id}, or set 'environment' in [tool.silo-regress]"
+            ) from None
+        return [Target(ref=ref, key=(environment, ref.task_id), baselines=())]
+
+
+def _ref_for_run(config: Config, index: RunIndex, environment: str, task_id: str) -> TaskRef:
+    """The ref ``record --all`` would write this task's baselines under."""
+    if config.environment is not None:
+        return TaskRef(task_id, None if environment == config.environment else environment)
+    if len(index.environments_of(task_id)) > 1:
+        return TaskRef(task_id, environment)
+    return TaskRef(task_id)
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One start of Silo's command line for one task."""
+
+    task: Task
+    number: int
+    repeat: int
+    argv: tuple[str, ...]
+    timeout: float | None
+
+    @property
+    def label(self) -> str:
+        return self.task.label + (f" #{self.number}" if self.repeat > 1 else "")
+
+
+def prepare_rollouts(
+    config: Config,
+    tasks: Sequence[Task],
+    *,
+    repeat: int = 1,
+    agent: str | None = None,
+    timeout: float | None = None,
+) -> list[Rollout]:
+    """Build each rollout's command line; ``agent`` and ``timeout`` override config.
+
+    Raises :class:`RunnerError` before anything starts when Silo's command cannot
+    be found or an agent file does not exist. Repeats are interleaved (every task
+    once, then every task again) so a slow task does not hold a whole batch.
+    """
+    if repeat < 1:
+        raise RunnerError(f"--repeat must be at least 1, not {repeat}")
+    where = (config.relative(config.source) if config.source else "pyproject.toml") + (
+        " [tool.silo-regress]"
+    )
+    checked: set[tuple[str, ...]] = set()
+    argvs: list[tuple[str, ...]] = []
+    timeouts: list[float | None] = []
+    for task in tasks:
+        settings = config.settings_for(task.environment)
+        command = settings.silo_command or config.silo_command
+        if command not in checked:
+            own = config.environments.get(task.environment)
+            scope = f" environments.{task.environment}" if own and own.silo_command else ""
+            _require_command(config, command, where=where + scope)
+            checked.add(command)
+        agent_path = agent if agent is not None else settings.agent
+        if agent_path is not None:
+            _require_agent(config, agent_path, given=agent is not None, where=where)
+        argv = (*command, "run", "--env", task.environment, "--task", task.task_id)
+        argvs.append(argv + (("--agent", agent_path) if agent_path is not None else ()))
+        timeouts.append(timeout if timeout is not None else settings.timeout)
+    return [
+        Rollout(task=task, number=n, repeat=repeat, argv=argv, timeout=limit)
+        for n in range(1, repeat + 1)
+        for task, argv, limit in zip(tasks, argvs, timeouts, strict=True)
+    ]
+
+
+def _require_command(config: Config, command: tuple[str, ...], *, where: str) -> None:
+    program = command[0]
+    if "/" in program:
+        path = Path(program) if os.path.isabs(program) else config.project / program
+        found = path.is_file() and os.access(path, os.X_OK)
+        place = f"{path} is not an executable file"
+    else:
+        found = shutil.which(program) is not None
+        place = f"{program!r} is not on PATH"
+    if not found:
+        raise RunnerError(
+            f"{where}: silo-command {list(command)} cannot start Silo: "
+            f'{place}; set silo-command to how you start Silo, e.g. ["npx", "--no", "silo"]'
+        )
+
+
+def _require_agent(config: Config, agent: str, *, given: bool, where: str) -> None:
+    path = Path(agent) if os.path.isabs(agent) else config.project / agent
+    if not path.is_file():
+        origin = "--agent" if given else f"{where} agent"
+        raise RunnerError(
+            f"{config.relative(path)}: agent file not found ({origin} {agent!r}, "
+            "relative to the project directory)"
+        )
+
+
+def default_jobs() -> int:
+    """Parallel rollouts when neither ``--jobs`` nor ``jobs`` says: the usable CPUs."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
