@@ -1,6 +1,13 @@
 """Benchmark the runner: its cost per rollout beyond Silo's own time, and parallel wall time.
 
     python bench/runner.py [--rollouts 50] [--existing 1000] [--sleepers 20] [--sleep 1]
+    python bench/runner.py --against /work/main [--pairs 4]     # paired A/B of two checkouts
+
+With ``--against DIR`` only the overhead figure (1.) is taken, for this checkout
+and DIR's alternately (A B A B, --pairs times, each in a fresh process with
+that checkout first on sys.path), and medians, minimums and the median ratio are
+printed: ratios are robust to a machine shared with other work. Run it under
+``taskset -c 0`` as well for the one-CPU figure.
 
 1. Overhead per rollout. The stand-in is tests/fake_silo.py with no sleep (a Python
    start plus four small files: "Silo's own time"). It is started --rollouts times
@@ -31,7 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FAKE_SILO = ROOT / "tests" / "fake_silo.py"
 SILO_REGRESS = Path(sys.executable).with_name("silo-regress")
 
-sys.path.insert(0, str(ROOT))
+if "--tree" in sys.argv:  # the inner process of --against: measure that checkout
+    sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
+else:
+    sys.path.insert(0, str(ROOT))
 
 from silo_regress import runner  # noqa: E402
 from silo_regress.config import load_config  # noqa: E402
@@ -78,6 +88,47 @@ def time_runner(project: Path, rollouts: int) -> tuple[float, float]:
     assert len(batch.runs[task.key]) == rollouts, "every rollout's run was collected"
     alive = sum(o.seconds for o in batch.outcomes)
     return wall, wall - alive
+
+
+def measure_once(rollouts: int, existing: int) -> dict[str, float]:
+    """One direct series and one runner series in a fresh project; seconds per rollout."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = make_project(Path(tmp) / "p", existing=existing)
+        direct = time_direct(project, rollouts)
+        wall, gap = time_runner(project, rollouts)
+    return {
+        "direct": direct / rollouts,
+        "runner": wall / rollouts,
+        "overhead": (wall - direct) / rollouts,
+        "own": gap / rollouts,
+    }
+
+
+def paired(other: Path, rollouts: int, existing: int, pairs: int) -> None:
+    """This checkout (B) against ``other`` (A), alternately, one fresh process each."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    figures: dict[str, list[dict[str, float]]] = {"A": [], "B": []}
+    with tempfile.TemporaryDirectory() as cache:
+        env["PYTHONPYCACHEPREFIX"] = cache
+        for _ in range(pairs):
+            for side, tree in (("A", other), ("B", ROOT)):
+                argv = [sys.executable, __file__, "--tree", str(tree), "--inner"]
+                argv += ["--rollouts", str(rollouts), "--existing", str(existing)]
+                done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+                figures[side].append(json.loads(done.stdout))
+    ms = {side: [f["overhead"] * 1000 for f in runs] for side, runs in figures.items()}
+    own = {side: [f["own"] * 1000 for f in runs] for side, runs in figures.items()}
+    ratio = statistics.median(
+        (b["runner"] / a["runner"]) for a, b in zip(figures["A"], figures["B"], strict=True)
+    )
+    cpus = len(os.sched_getaffinity(0))
+    print(
+        f"{rollouts} rollouts x {pairs} pairs, {existing} old runs, {cpus} CPU(s): "
+        f"overhead per rollout A {statistics.median(ms['A']):.2f} ms "
+        f"(min {min(ms['A']):.2f}, own clock {statistics.median(own['A']):.2f}), "
+        f"B {statistics.median(ms['B']):.2f} ms (min {min(ms['B']):.2f}, own clock "
+        f"{statistics.median(own['B']):.2f}); runner time per rollout B/A {ratio:.3f}"
+    )
 
 
 def overhead(rollouts: int, existing: int, rounds: int) -> None:
@@ -127,7 +178,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sleepers", type=int, default=20)
     parser.add_argument("--sleep", type=float, default=1.0)
+    parser.add_argument("--against", type=Path, help="another checkout, measured paired")
+    parser.add_argument("--pairs", type=int, default=4)
+    parser.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.inner:
+        where = Path(runner.__file__).resolve()
+        assert args.tree.resolve() in where.parents, f"measured {where}, not {args.tree}"
+        print(json.dumps(measure_once(args.rollouts, args.existing)))
+        return
+    if args.against is not None:
+        for existing in (0, args.existing):
+            paired(args.against, args.rollouts, existing, args.pairs)
+        return
     overhead(args.rollouts, 0, args.rounds)
     overhead(args.rollouts, args.existing, args.rounds)
     parallel(args.sleepers, args.sleep)
