@@ -1,97 +1,76 @@
-"""Run a stat-heavy loop over many files in two processes: the floor of a warm ``check``.
+"""Read a file that must be a regular file: one open, one fstat, one read, never a hang.
 
-A warm check must still look at every ``run.json`` (a file changed after it was
-cached has to be seen), and at ~3 us a ``stat`` that is 0.3 s for 100,000 runs,
-plus the Python work of comparing each result with the cache. The files are
-independent, so past :data:`PARALLEL_MIN` items a forked child does the second
-half while this process does the first (measured on two cores: 0.29 s -> 0.15 s
-for the stats alone). Threads do not help: the Python work between the system
-calls holds the GIL. Anything unusual (no fork, other threads alive, one core, a
-child that fails) falls back to doing it all here; the answer is the same.
+Run directories are written by another program and may hold anything: a FIFO named
+``result.json`` would block a plain ``open().read()`` for ever, and a link to
+``/dev/zero`` would read until memory ran out. Opening with ``O_NONBLOCK`` never
+blocks, and the ``fstat`` of the open descriptor says what the name really is before
+a byte is read. The same ``fstat`` gives the file's stat key (mtime, ctime, size,
+inode), so a ``run.json`` read for the run-index cache is stat'ed once, not twice.
+
+``os.open``/``os.read`` rather than ``open()``: no buffered file object is built for
+a file read whole, which halves the cost of reading a small file.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from array import array
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+import stat
 
-PARALLEL_MIN = 20_000
-T = TypeVar("T")
+StatKey = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_CHUNK = 1 << 20
 
 
-def map_in_halves(work: Callable[[Sequence[T]], array[int]], items: Sequence[T]) -> array[int]:
-    """``work(items)``, computed as ``work(first half) + work(second half)``.
+class NotRegularFileError(OSError):
+    """The name is a directory, FIFO, device or socket, or the file is over the limit."""
 
-    ``work`` must return the same number of integers for every item and must not
-    write anything: in the child it runs in a copy of this process.
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def read_regular(path: str, *, limit: int) -> tuple[bytes, StatKey]:
+    """The bytes of the regular file at ``path`` (symlinks followed) and its stat key.
+
+    Raises :class:`NotRegularFileError` for anything but a regular file of at most
+    ``limit`` bytes, and the usual :class:`OSError` subclasses when it cannot be
+    opened (FileNotFoundError, PermissionError, NotADirectoryError, ...).
     """
-    if len(items) < PARALLEL_MIN or not _can_fork():
-        return work(items)
-    half = len(items) // 2
-    child = _fork(work, items[half:])
-    first = work(items[:half])
-    second = _collect(child)
-    if second is None:
-        second = work(items[half:])
-    per_item = len(first) // half if half else 0
-    if len(second) != per_item * (len(items) - half):
-        second = work(items[half:])
-    first.extend(second)
-    return first
-
-
-def _can_fork() -> bool:
-    return (
-        hasattr(os, "fork")
-        and (os.cpu_count() or 1) > 1
-        # Forking a process with other threads can copy a held lock into the child.
-        and threading.active_count() == 1
-    )
-
-
-def _fork(work: Callable[[Sequence[T]], array[int]], items: Sequence[T]) -> tuple[int, int] | None:
-    """Start a child that writes ``work(items)`` to a pipe: (pid, read end)."""
+    fd = os.open(path, _FLAGS)
     try:
-        read, write = os.pipe()
-    except OSError:
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read)
-        os.close(write)
-        return None
-    if pid == 0:  # the child: no cleanup handlers, no flushing of inherited buffers
-        status = 1
-        try:
-            os.close(read)
-            data = memoryview(work(items).tobytes())
-            while data:
-                data = data[os.write(write, data) :]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write)
-    return pid, read
-
-
-def _collect(child: tuple[int, int] | None) -> array[int] | None:
-    if child is None:
-        return None
-    pid, read = child
-    chunks = []
-    try:
-        while chunk := os.read(read, 1 << 20):
-            chunks.append(chunk)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(f"is {_kind(st.st_mode)}, not a regular file")
+        size = st.st_size
+        if size > limit:
+            raise NotRegularFileError(f"is {size} bytes, over the limit of {limit}")
+        data = os.read(fd, size + 1)
+        if len(data) > size:  # it grew since the fstat: read on, bounded
+            parts = [data]
+            total = len(data)
+            while chunk := os.read(fd, _CHUNK):
+                total += len(chunk)
+                if total > limit:
+                    raise NotRegularFileError(f"grew past the limit of {limit} bytes while read")
+                parts.append(chunk)
+            data = b"".join(parts)
     finally:
-        os.close(read)
-        _, status = os.waitpid(pid, 0)
-    result = array("q")
-    data = b"".join(chunks)
-    if status != 0 or len(data) % result.itemsize:
-        return None
-    result.frombytes(data)
-    return result
+        os.close(fd)
+    return data, (st.st_mtime_ns, st.st_ctime_ns, size, st.st_ino)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"

@@ -11,15 +11,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from silo_regress.errors import InputError, TaskRefError
+from silo_regress.filestat import NotRegularFileError, StatKey, read_regular
 from silo_regress.taskref import TaskRef, unsafe_reason
 
 RUN_FILE = "run.json"
@@ -57,51 +58,93 @@ class Unidentified:
     reason: str
 
 
+Key = tuple[str, str]
+# A run as the index keeps it until asked for: its start in exact microseconds since
+# the epoch (the order of Run.order as an int), its directory name, and startedAt as
+# written. Tuples compare by start, then name: max() of a task's rows is its newest.
+Row = tuple[int, str, str]
+
+NO_RUN_FILE = f"no {RUN_FILE} (crashed before writing it, or still running)"
+RUN_FILE_LIMIT = 1 << 20  # a run.json is a few hundred bytes; refuse a runaway one
+ARTIFACT_LIMIT = 1 << 31
+
+
 @dataclass(frozen=True)
 class RunIndex:
-    """Every run under a runs directory, grouped by (environment, task id), newest first."""
+    """Every run under a runs directory, grouped by (environment, task id).
+
+    Runs are kept as :data:`Row` tuples and made into :class:`Run` values only
+    when a task's runs are asked for: a check of 1,000 tasks needs each task's
+    newest run, not 100,000 ``Run`` values and paths it never looks at.
+    """
 
     runs_dir: Path
-    by_task: Mapping[tuple[str, str], tuple[Run, ...]]
+    rows: Mapping[Key, Sequence[Row]]
     unidentified: tuple[Unidentified, ...] = ()
+    _built: dict[Key, tuple[Run, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @property
     def exists(self) -> bool:
         return self.runs_dir.is_dir()
 
+    @property
+    def by_task(self) -> Mapping[Key, tuple[Run, ...]]:
+        """Each task's runs, newest first (built per task on first use)."""
+        return _RunsByTask(self)
+
     def runs_of(self, environment: str, task_id: str) -> tuple[Run, ...]:
-        return self.by_task.get((environment, task_id), ())
+        key = (environment, task_id)
+        built = self._built.get(key)
+        if built is None:
+            rows = sorted(self.rows.get(key, ()), reverse=True)
+            built = self._built[key] = tuple(self._run(key, row) for row in rows)
+        return built
 
     def newest(self, environment: str, task_id: str) -> Run | None:
-        # runcache.RunTable picks the newest run without building all of them.
-        pick = getattr(self.by_task, "newest", None)
-        if pick is not None:
-            found: Run | None = pick((environment, task_id))
-            return found
-        runs = self.runs_of(environment, task_id)
-        return runs[0] if runs else None
+        """The task's newest run, building only that one."""
+        key = (environment, task_id)
+        built = self._built.get(key)
+        if built is not None:
+            return built[0] if built else None
+        rows = self.rows.get(key)
+        return self._run(key, max(rows)) if rows else None
+
+    def _run(self, key: Key, row: Row) -> Run:
+        at, name, started_at = row
+        # A row is made from a parsed startedAt; only a hand-edited cache disagrees.
+        started = parse_started(started_at) or _EPOCH + at * _MICROSECOND
+        return Run(
+            name=name,
+            path=self.runs_dir / name,
+            environment=key[0],
+            task_id=key[1],
+            started_at=started_at,
+            started=started,
+        )
 
     @functools.cached_property
     def _environments(self) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
-        for env, task in self.by_task:
+        for env, task in self.rows:
             found.setdefault(task, []).append(env)
         return {task: sorted(envs) for task, envs in found.items()}
 
     def environments_of(self, task_id: str) -> list[str]:
         return list(self._environments.get(task_id, ()))
 
-    def task_keys(self) -> list[tuple[str, str]]:
-        return sorted(self.by_task)
+    def task_keys(self) -> list[Key]:
+        return sorted(self.rows)
 
     def find(self, name: str) -> Run | None:
-        for runs in self.by_task.values():
-            for run in runs:
-                if run.name == name:
-                    return run
+        for key, rows in self.rows.items():
+            for row in rows:
+                if row[1] == name:
+                    return self._run(key, row)
         return None
 
-    def resolve(self, ref: TaskRef, *, default_environment: str | None) -> tuple[str, str] | None:
+    def resolve(self, ref: TaskRef, *, default_environment: str | None) -> Key | None:
         """The (environment, task id) a ref means, or None when no run names it.
 
         Raises :class:`TaskRefError` when an unqualified ref matches runs of
@@ -121,46 +164,34 @@ class RunIndex:
         return (environments[0], ref.task_id) if environments else None
 
 
-def read_run(path: Path) -> Run | Unidentified:
-    """Identify one run directory from its ``run.json``."""
-    run_file = path / RUN_FILE
-    try:
-        data = run_file.read_bytes()
-    except FileNotFoundError:
-        return Unidentified(path, f"no {RUN_FILE} (crashed before writing it, or still running)")
-    except OSError as exc:
-        return Unidentified(path, f"cannot read {RUN_FILE}: {exc.strerror}")
-    try:
-        meta = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return Unidentified(path, f"{RUN_FILE} is not valid JSON (truncated?)")
-    return identify(path, meta)
+class _RunsByTask(Mapping[Key, tuple[Run, ...]]):
+    def __init__(self, index: RunIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, key: Key) -> tuple[Run, ...]:
+        if key not in self._index.rows:
+            raise KeyError(key)
+        return self._index.runs_of(*key)
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._index.rows)
+
+    def __len__(self) -> int:
+        return len(self._index.rows)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index.rows
 
 
-def identify(path: Path, meta: Any) -> Run | Unidentified:
-    if not isinstance(meta, dict):
-        return Unidentified(path, f"{RUN_FILE} is not a JSON object")
-    values = {}
-    for key in ("environment", "taskId", "startedAt"):
-        value = meta.get(key)
-        if not isinstance(value, str):
-            return Unidentified(path, f"{RUN_FILE} has no string {key!r}")
-        values[key] = value
-    for key in ("environment", "taskId"):
-        reason = unsafe_reason(values[key])
-        if reason is not None:
-            return Unidentified(path, f"{RUN_FILE} {key} {values[key]!r} is refused: {reason}")
-    started = parse_started(values["startedAt"])
-    if started is None:
-        return Unidentified(path, f"{RUN_FILE} startedAt {values['startedAt']!r} is not ISO 8601")
-    return Run(
-        name=path.name,
-        path=path,
-        environment=values["environment"],
-        task_id=values["taskId"],
-        started_at=values["startedAt"],
-        started=started,
-    )
+# --- reading run.json ----------------------------------------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def microseconds(moment: datetime) -> int:
+    """Exact microseconds since the epoch (a datetime holds no finer time)."""
+    return (moment - _EPOCH) // _MICROSECOND
 
 
 def parse_started(text: str) -> datetime | None:
@@ -171,6 +202,96 @@ def parse_started(text: str) -> datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment
+
+
+class RunReader:
+    """Turn run directory names into rows, reading each ``run.json`` once.
+
+    Task keys repeat across runs (100,000 runs of 1,000 tasks), so the safety check
+    of each environment and task id is made once per distinct key.
+    """
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.runs_dir = runs_dir
+        self._root = str(runs_dir)
+        self._checked: dict[Key, str | None] = {}
+
+    def read(self, name: str) -> tuple[Key, Row, StatKey] | Unidentified | None:
+        """The run in directory ``name``; Unidentified when it is not usable; None
+        when ``name`` is not a directory (a foreign file beside the runs)."""
+        try:
+            data, key = read_regular(f"{self._root}/{name}/{RUN_FILE}", limit=RUN_FILE_LIMIT)
+        except NotADirectoryError:
+            return None
+        except FileNotFoundError:
+            if not os.path.isdir(os.path.join(self._root, name)):
+                return None  # a dangling link beside the runs
+            return self._unidentified(
+                name, f"no {RUN_FILE} (crashed before writing it, or still running)"
+            )
+        except NotRegularFileError as exc:
+            return self._unidentified(name, f"{RUN_FILE} {exc.reason}")
+        except OSError as exc:
+            return self._unidentified(name, f"cannot read {RUN_FILE}: {exc.strerror or exc}")
+        try:
+            meta = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return self._unidentified(name, f"{RUN_FILE} is not valid JSON (truncated?)")
+        found = self.identify(name, meta)
+        if isinstance(found, str):
+            return self._unidentified(name, found)
+        return found[0], found[1], key
+
+    def identify(self, name: str, meta: Any) -> tuple[Key, Row] | str:
+        """The task key and row ``meta`` (a parsed run.json) gives, or why it cannot."""
+        if not isinstance(meta, dict):
+            return f"{RUN_FILE} is not a JSON object"
+        environment, task_id, started_at = (
+            meta.get("environment"),
+            meta.get("taskId"),
+            meta.get("startedAt"),
+        )
+        for label, value in (
+            ("environment", environment),
+            ("taskId", task_id),
+            ("startedAt", started_at),
+        ):
+            if not isinstance(value, str):
+                return f"{RUN_FILE} has no string {label!r}"
+        key: Key = (environment, task_id)  # type: ignore[assignment]
+        if key not in self._checked:
+            self._checked[key] = _key_problem(key)
+        problem = self._checked[key]
+        if problem is not None:
+            return problem
+        started = parse_started(started_at)  # type: ignore[arg-type]
+        if started is None:
+            return f"{RUN_FILE} startedAt {started_at!r} is not ISO 8601"
+        return key, (microseconds(started), name, started_at)  # type: ignore[return-value]
+
+    def _unidentified(self, name: str, reason: str) -> Unidentified:
+        return Unidentified(self.runs_dir / name, reason)
+
+
+def _key_problem(key: Key) -> str | None:
+    for label, value in zip(("environment", "taskId"), key, strict=True):
+        reason = unsafe_reason(value)
+        if reason is not None:
+            return f"{RUN_FILE} {label} {value!r} is refused: {reason}"
+    return None
+
+
+def read_run(path: Path) -> Run | Unidentified:
+    """Identify one run directory from its ``run.json``."""
+    reader = RunReader(path.parent)
+    found = reader.read(path.name)
+    if found is None:
+        gone = not os.path.lexists(path)
+        return Unidentified(path, NO_RUN_FILE if gone else f"{path.name} is not a directory")
+    if isinstance(found, Unidentified):
+        return found
+    key, row, _ = found
+    return RunIndex(path.parent, {key: [row]}).runs_of(*key)[0]
 
 
 @contextlib.contextmanager
@@ -184,6 +305,15 @@ def _listing(runs_dir: Path) -> Iterator[None]:
         raise InputError(f"{runs_dir}: runs directory is a file, not a directory") from None
     except PermissionError:
         raise InputError(f"{runs_dir}: runs directory cannot be read (permission denied)") from None
+    except OSError as exc:  # a runs directory that is a symlink loop, an I/O error
+        raise InputError(f"{runs_dir}: runs directory cannot be listed: {exc.strerror}") from None
+
+
+def _may_be_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a symlink loop: let reading its run.json say what it is
+        return True
 
 
 def list_run_dirs(runs_dir: Path) -> list[os.DirEntry[str]]:
@@ -191,15 +321,15 @@ def list_run_dirs(runs_dir: Path) -> list[os.DirEntry[str]]:
     if not os.path.lexists(runs_dir):
         return []
     with _listing(runs_dir), os.scandir(runs_dir) as entries:
-        return [e for e in entries if not e.name.startswith(".") and e.is_dir()]
+        return [e for e in entries if not e.name.startswith(".") and _may_be_dir(e)]
 
 
 def list_run_names(runs_dir: Path) -> list[str]:
     """Names under the runs directory that may be runs (hidden names skipped).
 
     Unlike :func:`list_run_dirs` this does not tell directories from files, which
-    costs a stat per entry on some file systems; the caller's stat of
-    ``NAME/run.json`` fails with NotADirectoryError for a foreign file anyway.
+    costs a stat per entry on some file systems; reading ``NAME/run.json`` fails
+    with NotADirectoryError for a foreign file anyway.
     """
     if not os.path.lexists(runs_dir):
         return []
@@ -209,45 +339,58 @@ def list_run_names(runs_dir: Path) -> list[str]:
 
 def index_runs(runs_dir: Path) -> RunIndex:
     """Read every run's identity under ``runs_dir`` (runcache.index_runs caches it)."""
-    found: list[Run | Unidentified] = [
-        read_run(Path(entry.path)) for entry in list_run_dirs(runs_dir)
-    ]
-    return build_index(runs_dir, found)
+    reader = RunReader(runs_dir)
+    return build_index(runs_dir, (reader.read(name) for name in list_run_names(runs_dir)))
 
 
-def build_index(runs_dir: Path, found: Iterable[Run | Unidentified]) -> RunIndex:
-    grouped: dict[tuple[str, str], list[Run]] = {}
+def build_index(
+    runs_dir: Path, found: Iterable[tuple[Key, Row, StatKey] | Unidentified | None]
+) -> RunIndex:
+    rows: dict[Key, list[Row]] = {}
     unidentified: list[Unidentified] = []
     for item in found:
-        if isinstance(item, Run):
-            grouped.setdefault(item.key, []).append(item)
-        else:
+        if item is None:
+            continue
+        if isinstance(item, Unidentified):
             unidentified.append(item)
-    by_task = {
-        key: tuple(sorted(runs, key=lambda r: r.order, reverse=True))
-        for key, runs in grouped.items()
-    }
+            continue
+        key, row, _ = item
+        group = rows.get(key)
+        if group is None:
+            rows[key] = [row]
+        else:
+            group.append(row)
     unidentified.sort(key=lambda u: u.path.name)
-    return RunIndex(runs_dir=runs_dir, by_task=by_task, unidentified=tuple(unidentified))
+    return RunIndex(runs_dir=runs_dir, rows=rows, unidentified=tuple(unidentified))
+
+
+class UnreadableArtifactError(InputError):
+    """A run's artifact exists but cannot be read as a file (a directory, FIFO, device)."""
 
 
 def read_artifact(run: Run, artifact: str) -> bytes | None:
-    """The artifact's bytes, or None when the run did not write it."""
+    """The artifact's bytes, or None when the run did not write it.
+
+    Raises :class:`UnreadableArtifactError` (one sentence naming the file) when it is
+    there but is not a readable regular file.
+    """
     path = os.path.join(run.path, artifact)
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_regular(path, limit=ARTIFACT_LIMIT)[0]
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a file") from None
+    except NotRegularFileError as exc:
+        raise UnreadableArtifactError(f"{path}: {exc.reason}") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        raise UnreadableArtifactError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def result_is_complete(run: Run) -> bool:
     """True when the run has a complete, parseable ``result.json`` object."""
-    data = read_artifact(run, RESULT_FILE)
+    try:
+        data = read_artifact(run, RESULT_FILE)
+    except UnreadableArtifactError:
+        return False
     if data is None:
         return False
     try:
@@ -266,15 +409,3 @@ def newest_complete(index: RunIndex, environment: str, task_id: str) -> Run | No
         if result_is_complete(run):
             return run
     return None
-
-
-def require_task(
-    index: RunIndex, ref: TaskRef, *, default_environment: str | None
-) -> tuple[str, str]:
-    key = index.resolve(ref, default_environment=default_environment)
-    if key is None or not index.runs_of(*key):
-        where = index.runs_dir
-        if not index.exists:
-            raise TaskRefError(f"{where}: runs directory does not exist, so task {ref} has no runs")
-        raise TaskRefError(f"{where}: no run of task {ref} (run.json files name its task)")
-    return key

@@ -1,84 +1,65 @@
-"""map_in_halves: the same answer whether the second half runs in a forked child or here."""
+"""read_regular: a regular file is read whole with its stat key; anything else is refused
+without blocking or reading without end."""
 
 from __future__ import annotations
 
 import os
-import threading
-from array import array
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from silofixture import make_project
 
-from silo_regress import filestat, runcache
-
-needs_fork = pytest.mark.skipif(
-    not hasattr(os, "fork") or (os.cpu_count() or 1) < 2, reason="needs fork and two cores"
-)
+from silo_regress.filestat import NotRegularFileError, read_regular, stat_key
 
 
-def _lengths_and_pids(chunk: Sequence[str]) -> array[int]:
-    out = array("q")
-    for item in chunk:
-        out.extend((len(item), os.getpid()))
-    return out
+def test_a_regular_file_and_its_stat_key(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_bytes(b'{"a": 1}\n')
+    data, key = read_regular(str(path), limit=100)
+    assert data == b'{"a": 1}\n'
+    assert key == stat_key(path.stat())
+    (tmp_path / "empty").write_bytes(b"")
+    assert read_regular(str(tmp_path / "empty"), limit=1)[0] == b""
 
 
-@needs_fork
-def test_the_second_half_runs_in_a_child_and_the_answer_is_unchanged(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert threading.active_count() == 1
-    monkeypatch.setattr(filestat, "PARALLEL_MIN", 10)
-    items = [f"item-{'x' * (i % 7)}" for i in range(101)]
-    result = filestat.map_in_halves(_lengths_and_pids, items)
-    assert list(result[0::2]) == [len(i) for i in items]
-    pids = list(result[1::2])
-    assert set(pids[:50]) == {os.getpid()}
-    assert len(set(pids[50:])) == 1 and pids[50] != os.getpid()
+def test_a_symlink_to_a_regular_file_is_followed(tmp_path: Path) -> None:
+    (tmp_path / "target").write_bytes(b"x" * 10)
+    (tmp_path / "link").symlink_to("target")
+    assert read_regular(str(tmp_path / "link"), limit=10)[0] == b"x" * 10
 
 
-@needs_fork
-def test_a_failing_child_is_redone_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(filestat, "PARALLEL_MIN", 10)
-    parent = os.getpid()
-
-    def work(chunk: Sequence[str]) -> array[int]:
-        if os.getpid() != parent:
-            raise RuntimeError("the child fails")
-        return _lengths_and_pids(chunk)
-
-    result = filestat.map_in_halves(work, [str(i) for i in range(40)])
-    assert list(result[0::2]) == [len(str(i)) for i in range(40)]
-    assert set(result[1::2]) == {parent}
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(NotRegularFileError, match="is a FIFO"):
+        read_regular(str(tmp_path / "fifo"), limit=1 << 20)
 
 
-def test_small_inputs_stay_in_this_process() -> None:
-    result = filestat.map_in_halves(_lengths_and_pids, ["a", "bb"])
-    assert list(result) == [1, os.getpid(), 2, os.getpid()]
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_link_to_a_device_is_refused_without_reading(tmp_path: Path) -> None:
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    with pytest.raises(NotRegularFileError, match="is a device"):
+        read_regular(str(tmp_path / "zero"), limit=1 << 20)
 
 
-@needs_fork
-def test_the_run_cache_gives_the_same_index_with_a_forked_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    project = make_project(tmp_path / "p")
-    for n in range(30):
-        project.add_run(f"TASK-{n % 4:03d}", env="crm-west" if n % 3 else "crm-east")
-    (project.runs_dir / "notes.txt").write_text("not a run\n")
-    (project.runs_dir / "run_crashed").mkdir()
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(NotRegularFileError, match="is a directory"):
+        read_regular(str(tmp_path), limit=1 << 20)
 
-    def snapshot() -> tuple[object, ...]:
-        index = runcache.index_runs_cached(project.runs_dir, min_runs=5, racy_ns=0)
-        return (
-            {key: [r.name for r in index.runs_of(*key)] for key in index.task_keys()},
-            [u.path.name for u in index.unidentified],
-        )
 
-    serial = snapshot()  # writes the cache
-    monkeypatch.setattr(filestat, "PARALLEL_MIN", 4)
-    assert snapshot() == serial  # warm, forked, nothing changed
-    (project.runs_dir / "run_crashed" / "run.json").write_text("{")
-    warm = snapshot()
-    assert warm[0] == serial[0] and "run_crashed" in warm[1]
+def test_a_file_over_the_limit_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    with pytest.raises(NotRegularFileError, match="over the limit of 100"):
+        read_regular(str(tmp_path / "big"), limit=100)
+    assert len(read_regular(str(tmp_path / "big"), limit=101)[0]) == 101
+
+
+def test_a_symlink_loop_and_a_missing_file_raise_their_os_errors(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    with pytest.raises(OSError) as raised:
+        read_regular(str(tmp_path / "loop" / "run.json"), limit=100)
+    assert not isinstance(raised.value, NotRegularFileError)
+    with pytest.raises(FileNotFoundError):
+        read_regular(str(tmp_path / "nothing"), limit=100)
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        read_regular(str(tmp_path / "file" / "run.json"), limit=100)

@@ -11,11 +11,11 @@ from pathlib import Path
 from silofixture import SiloProject, make_project, silo_json
 
 from silo_regress.runcache import CACHE_FILE, MIN_RUNS, index_runs_cached, load_cache
-from silo_regress.runs import RunIndex, build_index, list_run_dirs, read_run
+from silo_regress.runs import RunIndex, index_runs
 
 
 def _fresh(runs_dir: Path) -> RunIndex:
-    return build_index(runs_dir, [read_run(Path(e.path)) for e in list_run_dirs(runs_dir)])
+    return index_runs(runs_dir)
 
 
 def _cached(runs_dir: Path) -> RunIndex:
@@ -48,7 +48,7 @@ def test_the_cache_gives_the_same_index_and_is_reused(tmp_path: Path) -> None:
     _same(first, _fresh(project.runs_dir))
     cache = project.runs_dir / CACHE_FILE
     written = cache.stat().st_mtime_ns
-    assert len(load_cache(project.runs_dir).names) == 8
+    assert len(load_cache(project.runs_dir).entries) == 8
     second = _cached(project.runs_dir)
     _same(second, first)
     assert cache.stat().st_mtime_ns == written, "nothing changed, so nothing was written"
@@ -76,6 +76,32 @@ def test_a_changed_run_json_is_read_again(tmp_path: Path) -> None:
     _same(again, _fresh(project.runs_dir))
 
 
+def test_a_run_edited_in_place_with_its_mtime_restored_is_still_seen(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    runs = _cached(project.runs_dir)  # racy_ns=0: every entry is trusted from now on
+    run = runs.newest("crm-west", "TASK-001")
+    assert run is not None
+    path = run.path / "run.json"
+    before = path.stat()
+    meta = json.loads(path.read_text())
+    meta["taskId"] = "TASK-00X"  # same length, so the same size
+    data = silo_json(meta)
+    assert len(data) == before.st_size
+    with open(path, "r+b") as handle:  # in place: same inode
+        handle.write(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+    again = _cached(project.runs_dir)
+    assert again.newest("crm-west", "TASK-00X") is not None
+    assert run.name not in [r.name for r in again.runs_of("crm-west", "TASK-001")]
+    _same(again, _fresh(project.runs_dir))
+
+
 def test_a_run_moved_to_another_task_and_new_and_removed_runs(tmp_path: Path) -> None:
     project = _project(tmp_path)
     runs = _cached(project.runs_dir)
@@ -95,7 +121,7 @@ def test_a_run_moved_to_another_task_and_new_and_removed_runs(tmp_path: Path) ->
     assert again.newest("crm-west", "TASK-888") is not None
     assert again.find(gone.name) is None
     _same(again, _fresh(project.runs_dir))
-    assert sorted(load_cache(project.runs_dir).names) == sorted(
+    assert sorted(load_cache(project.runs_dir).entries) == sorted(
         r.name for runs_of in again.by_task.values() for r in runs_of
     )
 
@@ -119,11 +145,19 @@ def test_a_corrupt_cache_is_rebuilt_silently(tmp_path: Path) -> None:
     expected = _cached(project.runs_dir)
     cache = project.runs_dir / CACHE_FILE
     good = cache.read_bytes()
-    for damage in (b"", b"garbage", good[: len(good) // 2], good[:-3] + b"xyz", b"\x00" * 99):
+    flipped = good.replace(b"TASK-001", b"TASK-00l", 1)
+    for damage in (
+        b"",
+        b"garbage",
+        good[: len(good) // 2],
+        good[:-3] + b"xyz",
+        b"\x00" * 99,
+        flipped,  # valid JSON, a task renamed: the CRC catches it
+    ):
         cache.write_bytes(damage)
         _same(_cached(project.runs_dir), expected)
         assert cache.read_bytes() != damage, "rebuilt"
-        assert len(load_cache(project.runs_dir).names) == 8
+        assert len(load_cache(project.runs_dir).entries) == 8
 
 
 def test_a_cache_that_cannot_be_written_is_skipped(tmp_path: Path) -> None:
@@ -190,7 +224,7 @@ def test_two_processes_updating_the_cache_never_corrupt_it(tmp_path: Path) -> No
         _, err = writer.communicate(timeout=120)
         assert writer.returncode == 0, err.decode()
     cache = load_cache(project.runs_dir)
-    assert cache.names, "a whole cache was left behind"
+    assert cache.entries, "a whole cache was left behind"
     final = _cached(project.runs_dir)
     _same(final, _fresh(project.runs_dir))
     assert len(final.runs_of("e", "TASK-a")) == 15 and len(final.runs_of("e", "TASK-b")) == 15
