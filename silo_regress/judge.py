@@ -25,7 +25,7 @@ from silo_regress.errors import InputError
 from silo_regress.jsondiff import diff_values
 from silo_regress.outcome import BaselineOrigin, Outcome, Report, Verdict
 from silo_regress.runclock import clock_of
-from silo_regress.runs import RESULT_FILE, Run, RunIndex, read_artifact
+from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
 from silo_regress.volatile import might_be_volatile, scan_volatile
@@ -137,7 +137,10 @@ class _Result:
 
 def _read_result(config: Config, run: Run) -> _Result:
     path = config.relative(os.path.join(run.path, RESULT_FILE))
-    data = read_artifact(run, RESULT_FILE)
+    try:
+        data = read_artifact(run, RESULT_FILE)
+    except UnreadableArtifactError as exc:
+        return _Result(f"{path} {exc.reason}")
     if data is None:
         return _Result(f"{path} is missing: the rollout crashed or is still running")
     try:
@@ -204,7 +207,11 @@ def _judge(
         run_doc = result.doc
     else:
         run_source = config.relative(os.path.join(run.path, artifact))
-        data = read_artifact(run, artifact)
+        try:
+            data = read_artifact(run, artifact)
+        except UnreadableArtifactError as exc:
+            detail = f"{run_source} {exc.reason}"
+            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)
         if data is None:
             return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
         try:

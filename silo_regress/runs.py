@@ -365,14 +365,21 @@ def build_index(
 
 
 class UnreadableArtifactError(InputError):
-    """A run's artifact exists but cannot be read as a file (a directory, FIFO, device)."""
+    """A run's artifact exists but is not a readable regular file (a directory, FIFO, device).
+
+    ``reason`` follows the file's name: ``x/result.json is a FIFO, not a regular file``.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path} {reason}")
+        self.reason = reason
 
 
 def read_artifact(run: Run, artifact: str) -> bytes | None:
     """The artifact's bytes, or None when the run did not write it.
 
-    Raises :class:`UnreadableArtifactError` (one sentence naming the file) when it is
-    there but is not a readable regular file.
+    Raises :class:`UnreadableArtifactError` when it is there but is not a readable
+    regular file: never blocks on a FIFO, never reads a device.
     """
     path = os.path.join(run.path, artifact)
     try:
@@ -380,9 +387,9 @@ def read_artifact(run: Run, artifact: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except NotRegularFileError as exc:
-        raise UnreadableArtifactError(f"{path}: {exc.reason}") from None
+        raise UnreadableArtifactError(path, exc.reason) from None
     except OSError as exc:
-        raise UnreadableArtifactError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UnreadableArtifactError(path, f"cannot be read: {exc.strerror or exc}") from None
 
 
 def result_is_complete(run: Run) -> bool:
