@@ -1,53 +1,49 @@
-"""Issue 5 benchmarks, side by side in one run (see bench/README.md).
+"""Paired benchmarks of ``check`` against what a user would write instead (bench/README.md).
 
-    python bench/scale.py                      # everything
-    python bench/scale.py --skip-snapshots     # without the syrupy / pytest-regressions suites
+    python bench/scale.py                          # every case, 9 pairs, both CPUs
+    python bench/scale.py --cpus 0                 # the same on one CPU (taskset -c 0)
+    python bench/scale.py --case no-cache --runs 5000,20000 --pairs 15
 
-1. ``silo-regress check``: 1,000 tasks x 2 artifacts, 100,000 run directories, cold (no
-   run cache) and warm; and 1,000 tasks with 5 runs each (issue 2) next to a bare loop.
-2. The same comparisons as pytest suites with syrupy and with pytest-regressions.
-3. A bare Python loop: read every run.json, pick each task's newest run, compare bytes.
-4. Canonicalization throughput (MB/s) on 2 KB and 50 MB files, against orjson's own
-   loads+dumps of the same data.
-Projects come from bench/generate.py and are cached under $SILO_BENCH_CACHE.
+Cases, the CI case first:
+- ``no-cache``: no run-index cache (a fresh clone where ``.silo/`` is git-ignored); the
+  cache is deleted before every timed ``check``. Files are in the page cache.
+- ``warm``: the run-index cache is there and up to date.
+- ``page-cache-dropped``: as no-cache, with the kernel's page cache dropped before each
+  timed command (root only; slows every other process on the machine, so not in "all").
+- ``start-up``: ``check`` on a 1-task project against ``python -c "import orjson"``.
+- ``canonical``: canonicalization throughput of realistic result.json and state-diff.json
+  files against ``orjson.dumps(orjson.loads(x), option=OPT_INDENT_2 | OPT_SORT_KEYS)``.
+
+Every figure is a ratio to the reference run beside it: A B A B, ``--pairs`` pairs, the
+median and the minimum of the per-pair ratios. On a shared machine the ratio is what is
+robust; the seconds are given for scale only. Bytecode is cached for both sides (as an
+installed package has it): PYTHONDONTWRITEBYTECODE is removed, PYTHONPYCACHEPREFIX set,
+and each side runs once untimed first. Peak memory is measured from outside the process
+by ``/usr/bin/time -f %M`` (the maximum RSS of the measured process alone).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import orjson
-from generate import project, silo_json
-
-from silo_regress.canonical import canonicalize
-
 HERE = Path(__file__).resolve().parent
-SILO = [sys.executable, "-m", "silo_regress"]
+sys.path.insert(0, str(HERE))
+
+from generate import project, silo_json  # noqa: E402
+
 CACHE_FILE = ".silo-regress-cache"
 
-
-def wall(command: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{command} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed
-
-
-def best(times: list[float]) -> str:
-    middle = sorted(times)[len(times) // 2]
-    return f"{min(times):.3f} s (best of {len(times)}; median {middle:.3f})"
-
-
+# What a user would write instead of silo-regress: read every run.json, pick each task's
+# newest run, byte-compare its files with the baselines.
 BARE_LOOP = textwrap.dedent(
     """
     import json, os, sys
@@ -55,171 +51,205 @@ BARE_LOOP = textwrap.dedent(
     runs_dir = os.path.join(root, ".silo", "runs")
     newest = {}
     for name in os.listdir(runs_dir):
-        path = os.path.join(runs_dir, name, "run.json")
         try:
-            with open(path, "rb") as f:
+            with open(os.path.join(runs_dir, name, "run.json"), "rb") as f:
                 meta = json.loads(f.read())
         except (OSError, ValueError):
             continue
-        key = meta["taskId"]
-        if key not in newest or (meta["startedAt"], name) > newest[key][0]:
-            newest[key] = ((meta["startedAt"], name), name)
+        key = (meta["environment"], meta["taskId"])
+        if key not in newest or (meta["startedAt"], name) > newest[key]:
+            newest[key] = (meta["startedAt"], name)
     same = 0
-    for task, (_, name) in newest.items():
+    for (_, task), (_, name) in newest.items():
         for artifact in ("result.json", "state-diff.json"):
             with open(os.path.join(runs_dir, name, artifact), "rb") as f:
                 run = f.read()
             with open(os.path.join(root, "baselines", f"{task}.{artifact}"), "rb") as f:
-                base = f.read()
-            same += json.loads(run) == json.loads(base)
+                same += run == f.read()
     print(same)
     """
 )
 
 
-def bench_check(root: Path, *, repeat: int) -> dict[str, str]:
-    runs_dir = root / ".silo" / "runs"
-    cold = []
-    for _ in range(2):
-        (runs_dir / CACHE_FILE).unlink(missing_ok=True)
-        cold.append(wall([*SILO, "check"], cwd=root))
-    warm = [wall([*SILO, "check"], cwd=root) for _ in range(repeat)]
-    bare = [wall([sys.executable, "-c", BARE_LOOP, str(root)], cwd=root) for _ in range(3)]
-    return {
-        "cold": best(cold),
-        "warm": best(warm),
-        "bare loop": best(bare),
-        "warm / bare": f"{min(warm) / min(bare):.2f}",
-    }
+def bench_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = env.get("PYTHONPYCACHEPREFIX", "/tmp/silo-regress-bench-pycache")
+    return env
 
 
-SYRUPY_SUITE = """
-import json, os, pytest
-from syrupy.extensions.json import JSONSnapshotExtension
-ROOT = os.environ["BENCH_PROJECT"]
-RUNS = os.path.join(ROOT, ".silo", "runs")
-
-def newest_runs():
-    newest = {}
-    for name in os.listdir(RUNS):
-        try:
-            with open(os.path.join(RUNS, name, "run.json"), "rb") as f:
-                meta = json.loads(f.read())
-        except (OSError, ValueError):
-            continue
-        key = meta["taskId"]
-        if key not in newest or (meta["startedAt"], name) > newest[key]:
-            newest[key] = (meta["startedAt"], name)
-    return {task: name for task, (_, name) in newest.items()}
-
-NEWEST = newest_runs()
-
-@pytest.fixture
-def snapshot_json(snapshot):
-    return snapshot.use_extension(JSONSnapshotExtension)
-
-@pytest.mark.parametrize("task", sorted(NEWEST))
-@pytest.mark.parametrize("artifact", ["result.json", "state-diff.json"])
-def test_behaviour(task, artifact, snapshot_json):
-    with open(os.path.join(RUNS, NEWEST[task], artifact), "rb") as f:
-        assert json.loads(f.read()) == snapshot_json
-"""
-
-REGRESSIONS_SUITE = (
-    SYRUPY_SUITE.replace("from syrupy.extensions.json import JSONSnapshotExtension\n", "").split(
-        "@pytest.fixture"
-    )[0]
-    + """
-@pytest.mark.parametrize("task", sorted(NEWEST))
-@pytest.mark.parametrize("artifact", ["result.json", "state-diff.json"])
-def test_behaviour(task, artifact, data_regression):
-    with open(os.path.join(RUNS, NEWEST[task], artifact), "rb") as f:
-        data_regression.check(json.loads(f.read()), basename=f"{task}-{artifact}")
-"""
-)
+def check_command() -> list[str]:
+    script = Path(sys.executable).with_name("silo-regress")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "silo_regress"]
 
 
-def bench_snapshot_suites(root: Path) -> dict[str, str]:
-    out = {}
-    env = {**os.environ, "BENCH_PROJECT": str(root)}
-    for name, suite, update in (
-        ("pytest-regressions", REGRESSIONS_SUITE, "--force-regen"),
-        ("syrupy", SYRUPY_SUITE, "--snapshot-update"),
-    ):
-        where = root.parent / f"suite-{name}-{root.name}"
-        if where.exists():
-            shutil.rmtree(where)
-        where.mkdir()
-        (where / "test_behaviour.py").write_text(suite, encoding="utf-8")
-        base = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            str(where),
-            str(where),
-        ]
-        # Record the snapshots, not timed. pytest-regressions fails every test that
-        # (re)generates a file, so this run's exit code says nothing.
-        wall([*base, update], cwd=where, env=env)
+class Side:
+    """One command to time, with what to do (untimed) before each run."""
+
+    def __init__(
+        self, argv: list[str], *, cwd: Path, before: Callable[[], None] = lambda: None
+    ) -> None:
+        self.argv, self.cwd, self.before = argv, cwd, before
+
+    def run(self, prefix: list[str], env: dict[str, str]) -> float:
+        self.before()
         start = time.perf_counter()
-        timed = subprocess.run(base, cwd=where, env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [*prefix, *self.argv], cwd=self.cwd, env=env, capture_output=True, text=True
+        )
         elapsed = time.perf_counter() - start
-        if timed.returncode != 0 or " passed" not in timed.stdout:
-            raise SystemExit(f"the {name} suite did not pass:\n{timed.stdout[-2000:]}")
-        out[name] = f"{elapsed:.3f} s ({timed.stdout.strip().splitlines()[-1]})"
-    return out
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"{self.argv} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        return elapsed
+
+    def peak_kib(self, prefix: list[str], env: dict[str, str]) -> int | None:
+        timer = shutil.which("time", path="/usr/bin")
+        if timer is None:
+            return None
+        self.before()
+        done = subprocess.run(
+            [timer, "-f", "%M", *prefix, *self.argv],
+            cwd=self.cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        lines = done.stderr.strip().splitlines()
+        return int(lines[-1]) if lines and lines[-1].isdigit() else None
 
 
-def throughput(data: bytes, *, seconds: float = 2.0) -> tuple[float, float]:
-    def rate(func: object) -> float:
-        count, start = 0, time.perf_counter()
-        while True:
-            func()  # type: ignore[operator]
-            count += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > seconds and count >= 3:
-                return len(data) * count / elapsed / 1e6
-
-    ours = rate(lambda: canonicalize(data, source="bench"))
-    ceiling = rate(lambda: orjson.dumps(orjson.loads(data), option=orjson.OPT_INDENT_2))
-    return ours, ceiling
-
-
-def bench_canonical(root: Path) -> dict[str, str]:
-    small = (root / "baselines" / "TASK-0001.result.json").read_bytes()
-    ids = [f"AUD-{n:07d}" for n in range(1_300_000)]
-    big_value = {
-        "scalars": [{"field": f"f{n}", "from": n, "to": n + 0.5} for n in range(100_000)],
-        "collections": {"auditLog": {"added": ids, "removed": [], "changed": []}},
+def paired(a: Side, b: Side, *, pairs: int, prefix: list[str]) -> dict[str, object]:
+    env = bench_env()
+    a.run(prefix, env)  # compiles bytecode, fills the page cache
+    b.run(prefix, env)
+    times_a, times_b, ratios = [], [], []
+    for _ in range(pairs):
+        ta = a.run(prefix, env)
+        tb = b.run(prefix, env)
+        times_a.append(ta)
+        times_b.append(tb)
+        ratios.append(ta / tb)
+    return {
+        "ratio median": round(statistics.median(ratios), 2),
+        "ratio min": round(min(ratios), 2),
+        "check s median": round(statistics.median(times_a), 3),
+        "check s min": round(min(times_a), 3),
+        "reference s median": round(statistics.median(times_b), 3),
+        "reference s min": round(min(times_b), 3),
+        "check peak RSS MiB": _mib(a.peak_kib(prefix, env)),
+        "reference peak RSS MiB": _mib(b.peak_kib(prefix, env)),
     }
-    big = silo_json(big_value)
-    out = {}
-    for label, data in ((f"{len(small) / 1000:.1f} KB", small), (f"{len(big) / 1e6:.0f} MB", big)):
-        ours, ceiling = throughput(data)
-        out[label] = f"silo-regress {ours:.0f} MB/s, orjson loads+dumps {ceiling:.0f} MB/s"
+
+
+def _mib(kib: int | None) -> float | None:
+    return None if kib is None else round(kib / 1024, 1)
+
+
+def drop_page_cache() -> None:
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+def scale_case(case: str, runs: int, *, pairs: int, prefix: list[str]) -> dict[str, object]:
+    root = project(tasks=1000, runs=runs)
+    cache = root / ".silo" / "runs" / CACHE_FILE
+
+    def no_cache() -> None:
+        cache.unlink(missing_ok=True)
+
+    def dropped() -> None:
+        cache.unlink(missing_ok=True)
+        drop_page_cache()
+
+    before = {"no-cache": no_cache, "warm": lambda: None, "page-cache-dropped": dropped}[case]
+    if case == "warm":
+        subprocess.run([*check_command(), "check"], cwd=root, env=bench_env(), capture_output=True)
+    check = Side([*check_command(), "check"], cwd=root, before=before)
+    bare_before = drop_page_cache if case == "page-cache-dropped" else (lambda: None)
+    bare = Side([sys.executable, "-c", BARE_LOOP, str(root)], cwd=root, before=bare_before)
+    return paired(check, bare, pairs=pairs, prefix=prefix)
+
+
+def startup_case(*, pairs: int, prefix: list[str]) -> dict[str, object]:
+    root = project(tasks=1, runs=1)
+    check = Side([*check_command(), "check"], cwd=root)
+    orjson_only = Side([sys.executable, "-c", "import orjson"], cwd=root)
+    return paired(check, orjson_only, pairs=pairs, prefix=prefix)
+
+
+def canonical_case(*, pairs: int) -> dict[str, object]:
+    """In-process: seconds per file for canonicalize against orjson's sorted re-dump."""
+    import orjson
+    from generate import result_value, state_diff_value
+
+    from silo_regress.canonical import canonicalize
+
+    files = {
+        "result.json": [silo_json(result_value(t, t % 5)) for t in range(1, 201)],
+        "state-diff.json": [silo_json(state_diff_value(t, t % 5)) for t in range(1, 201)],
+    }
+    option = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+
+    def ours(data: list[bytes]) -> None:
+        for x in data:
+            canonicalize(x, source="bench")
+
+    def theirs(data: list[bytes]) -> None:
+        for x in data:
+            orjson.dumps(orjson.loads(x), option=option)
+
+    out: dict[str, object] = {}
+    for label, data in files.items():
+        ratios = []
+        for _ in range(pairs):
+            ta = _timed(ours, data)
+            tb = _timed(theirs, data)
+            ratios.append(tb / ta)  # throughput ratio: ours / orjson's
+        size = sum(map(len, data)) / len(data)
+        out[f"{label} ({size / 1000:.1f} KB)"] = {
+            "throughput ratio median": round(statistics.median(ratios), 2),
+            "throughput ratio min": round(min(ratios), 2),
+        }
     return out
+
+
+def _timed(func: Callable[[list[bytes]], None], data: list[bytes], repeat: int = 20) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            func(data)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-snapshots", action="store_true")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--case",
+        choices=["all", "no-cache", "warm", "page-cache-dropped", "start-up", "canonical"],
+        default="all",
+    )
+    parser.add_argument("--runs", default="5000,20000,100000", help="run counts, comma-separated")
+    parser.add_argument("--pairs", type=int, default=9)
+    parser.add_argument("--cpus", help="run both sides under taskset -c CPUS (e.g. 0)")
     args = parser.parse_args()
-    results: dict[str, object] = {}
-    big = project(tasks=1000, runs=100_000)
-    small = project(tasks=1000, runs=5000)
-    results["check, 1000 tasks, 100000 runs"] = bench_check(big, repeat=args.repeat)
-    results["check, 1000 tasks, 5000 runs (5 each)"] = bench_check(small, repeat=args.repeat)
-    if not args.skip_snapshots:
-        results["snapshot suites, 1000 tasks, 5000 runs"] = bench_snapshot_suites(small)
-    results["canonicalization"] = bench_canonical(small)
-    print(json.dumps(results, indent=2))
+    prefix = ["taskset", "-c", args.cpus] if args.cpus else []
+    cpus = f"taskset -c {args.cpus}" if args.cpus else f"{len(os.sched_getaffinity(0))} CPUs"
+    print(f"# {cpus}, {args.pairs} pairs A B A B, shared machine: read the ratios", flush=True)
+    cases = (
+        ["no-cache", "warm", "start-up", "canonical"] if args.case == "all" else [args.case]
+    )
+    for case in cases:
+        if case == "start-up":
+            print(f"start-up, check / import orjson: {startup_case(pairs=args.pairs, prefix=prefix)}")
+        elif case == "canonical":
+            print(f"canonicalization, ours / orjson: {canonical_case(pairs=args.pairs)}")
+        else:
+            for runs in (int(r) for r in args.runs.split(",")):
+                figures = scale_case(case, runs, pairs=args.pairs, prefix=prefix)
+                print(f"{case}, 1000 tasks, {runs} runs, check / bare loop: {figures}", flush=True)
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
     main()
