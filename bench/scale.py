@@ -237,12 +237,11 @@ def main() -> None:
     prefix = ["taskset", "-c", args.cpus] if args.cpus else []
     cpus = f"taskset -c {args.cpus}" if args.cpus else f"{len(os.sched_getaffinity(0))} CPUs"
     print(f"# {cpus}, {args.pairs} pairs A B A B, shared machine: read the ratios", flush=True)
-    cases = (
-        ["no-cache", "warm", "start-up", "canonical"] if args.case == "all" else [args.case]
-    )
+    cases = ["no-cache", "warm", "start-up", "canonical"] if args.case == "all" else [args.case]
     for case in cases:
         if case == "start-up":
-            print(f"start-up, check / import orjson: {startup_case(pairs=args.pairs, prefix=prefix)}")
+            figures = startup_case(pairs=args.pairs, prefix=prefix)
+            print(f"start-up, check / import orjson: {figures}")
         elif case == "canonical":
             print(f"canonicalization, ours / orjson: {canonical_case(pairs=args.pairs)}")
         else:
