@@ -12,10 +12,11 @@ from silofixture import SiloProject, make_result
 def test_record_check_change_rerecord(project: SiloProject) -> None:
     project.add_run("TASK-002", env="crm-west", started="2026-03-16T10:00:00.000Z")
 
-    # Unrecorded: no baselines at all is not a failure, a named task is.
+    # Unrecorded: a check that compares nothing is bad setup (exit 3, naming where it
+    # looked), never a silent pass; a named task without a baseline is a failure.
     empty = project.cli("check")
-    assert empty.exit_code == 0, empty.output
-    assert "no baselines" in empty.stdout
+    assert empty.exit_code == 3, empty.output
+    assert "no baselines to check" in empty.stderr and "baselines/" in empty.stderr
 
     unrecorded = project.cli("check", "TASK-002")
     assert unrecorded.exit_code == 1, unrecorded.output

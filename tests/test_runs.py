@@ -79,8 +79,11 @@ def test_runs_directory_missing(project: SiloProject) -> None:
     assert "the runs directory does not exist" in every.stderr
     assert not project.baselines.exists()
 
-    # With nothing recorded there is nothing to compare; with baselines, each is missing-run.
-    assert project.cli("check").exit_code == 0
+    # With nothing recorded there is nothing to compare, which is never a pass (exit 3,
+    # saying where it looked); with baselines, each is missing-run.
+    nothing = project.cli("check")
+    assert nothing.exit_code == 3
+    assert "no baselines to check: no baseline files under baselines/" in nothing.stderr
     project.baselines.mkdir()
     (project.baselines / ".silo-regress-format").write_bytes(b"1\n")
     (project.baselines / "TASK-001.result.json").write_bytes(silo_json(make_result()))

@@ -44,6 +44,9 @@ class ColorWhen(enum.StrEnum):
 class Globals:
     project: Path
     color: ColorWhen
+    # --project given: that directory is the project. Otherwise the project is
+    # found by walking up from ``project`` (the current directory).
+    explicit: bool = False
 
     def use_color(self, stream: Any = None) -> bool:
         if self.color is ColorWhen.ALWAYS:
@@ -64,11 +67,14 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     project: Annotated[
-        Path,
+        Path | None,
         typer.Option(
-            "--project", "-C", help="Project directory (holds pyproject.toml).", show_default=False
+            "--project",
+            "-C",
+            help="Project directory (default: found by walking up from the current directory).",
+            show_default=False,
         ),
-    ] = Path(),
+    ] = None,
     color: Annotated[
         ColorWhen,
         typer.Option("--color", help="Colour output: auto (tty, honours NO_COLOR), always, never."),
@@ -77,7 +83,7 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
-    ctx.obj = Globals(project=project, color=color)
+    ctx.obj = Globals(project=project or Path(), color=color, explicit=project is not None)
 
 
 def _handled(func: F) -> F:
@@ -131,10 +137,15 @@ def _globals(ctx: typer.Context) -> Globals:
 
 
 def _setup(ctx: typer.Context) -> tuple[Globals, Any]:
-    from silo_regress.config import load_config
-
     g = _globals(ctx)
-    return g, load_config(g.project)
+    return g, _config(g)
+
+
+def _config(g: Globals) -> Any:
+    """The project's config: the one --project names, else the one found walking up."""
+    from silo_regress.config import discover_config, load_config
+
+    return load_config(g.project) if g.explicit else discover_config(g.project)
 
 
 def _refs(texts: list[str] | None) -> list[Any]:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from silo_regress.cli.app import Globals, _handled, _out, _refs, _setup, _warn, app
-from silo_regress.errors import UsageError
+from silo_regress.errors import InputError, UsageError
 
 # --- record -------------------------------------------------------------------
 
@@ -188,11 +188,18 @@ def check(
 
     Exit 0 when every artifact matches, 1 with a report when any does not.
     """
+    from silo_regress.config import NoProjectError
     from silo_regress.judge import check as run_check
     from silo_regress.runcache import index_runs
     from silo_regress.targets import select_targets
 
-    g, config = _setup(ctx)
+    try:
+        g, config = _setup(ctx)
+    except NoProjectError as exc:
+        if not allow_no_runs:
+            raise
+        _out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
+        return 0
     chosen_shard = None
     if shard is not None:
         from silo_regress.sharding import parse_shard
@@ -221,6 +228,12 @@ def check(
         )
         return 0
     targets = select_targets(config, index, source, _refs(refs))
+    if not targets:
+        note = _nothing_to_check(config, source)
+        if not allow_no_runs:
+            raise InputError(note)
+        _out(f"silo-regress: {note} (--allow-no-runs)\n")
+        return 0
     if allow_no_runs:
         targets = _with_runs(config, index, targets)
     if chosen_shard is not None:
@@ -232,6 +245,16 @@ def check(
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     _emit(report, report_format, g, output=output, verbose=verbose)
     return 0 if report.ok else 1
+
+
+def _nothing_to_check(config: Any, source: Any) -> str:
+    """A check that compared nothing must say where it looked: it is never a pass."""
+    where = config.relative(config.baselines_dir)
+    return (
+        f"no baselines to check: no baseline files under {where}/ ({source.label}) in "
+        f"project {config.project} (config: {config.where if config.source else 'defaults'}); "
+        "record some with `silo-regress record --all`, or pass --project DIR"
+    )
 
 
 def _with_runs(config: Any, index: Any, targets: list[Any]) -> list[Any]:
