@@ -94,6 +94,11 @@ class BaselineStore:
     artifacts: tuple[str, ...]
     display_root: str = "baselines"
 
+    @classmethod
+    def of(cls, config: Config) -> BaselineStore:
+        """The project's baselines directory, named in messages as config shows it."""
+        return cls(config.baselines_dir, config.artifacts, config.relative(config.baselines_dir))
+
     @property
     def label(self) -> str:
         return "working tree"
@@ -184,9 +189,6 @@ class BaselineStore:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{self.root}: cannot create baselines directory: {exc}") from None
-
-    def write_format_version(self, version: int) -> None:
-        write_atomic(self.root / FORMAT_FILE, f"{version}\n".encode())
 
 
 @dataclass(frozen=True)

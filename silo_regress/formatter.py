@@ -23,7 +23,7 @@ class FormatResult:
 
 
 def format_baselines(config: Config, paths: Sequence[Path], *, check_only: bool) -> FormatResult:
-    store = BaselineStore(config.baselines_dir, config.artifacts)
+    store = BaselineStore.of(config)
     lines: list[str] = []
     problems: list[str] = []
     written = 0

@@ -19,7 +19,7 @@ from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
 from silo_regress.canonical import serialize
 from silo_regress.errors import InputError, TaskRefError
-from silo_regress.jsondiff import MISSING, Change
+from silo_regress.jsondiff import MISSING, Change, array_index, child
 from silo_regress.outcome import BaselineOrigin, Outcome, Report, SourceKind, Verdict
 from silo_regress.pointer import split_pointer
 from silo_regress.taskref import TaskRef, parse_ref
@@ -311,26 +311,20 @@ def apply_changes(value: Any, changes: Sequence[Change]) -> Any:
 
 
 def _index(items: list[Any], part: str | int, *, allow_end: bool = False) -> int:
-    if isinstance(part, int):
-        return part
-    if not part.isdigit() or (part != "0" and part.startswith("0")):
+    index = array_index(part)
+    if index is None:
         raise ValueError(f"{part!r} is not an array index")
-    index = int(part)
     if index > len(items) or (index == len(items) and not allow_end):
         raise ValueError(f"index {index} is past the end")
     return index
 
 
 def _child(node: Any, part: str | int, *, missing_ok: bool = False) -> Any:
-    if isinstance(node, list):
-        index = _index(node, part, allow_end=missing_ok)
-        if index < len(node):
-            return node[index]
-    elif isinstance(node, dict) and isinstance(part, str):
-        if part in node:
-            return node[part]
-    else:
+    if not isinstance(node, dict | list):
         raise ValueError("path runs through a value that is not an object or array")
-    if missing_ok:
-        return MISSING
-    raise ValueError(f"{part!r} is missing")
+    if isinstance(node, list) and array_index(part) is None:
+        raise ValueError(f"{part!r} is not an array index")
+    found = child(node, part)
+    if found is MISSING and not missing_ok:
+        raise ValueError(f"{part!r} is missing")
+    return found

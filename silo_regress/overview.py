@@ -11,7 +11,7 @@ from silo_regress.config import Config
 from silo_regress.judge import check
 from silo_regress.outcome import Report, Verdict
 from silo_regress.runs import RunIndex
-from silo_regress.targets import Target, select_targets
+from silo_regress.targets import Target, ref_for_run, select_targets
 from silo_regress.taskref import TaskRef
 
 # The verdict a task shows is its worst artifact's: the one that needs action first.
@@ -63,11 +63,7 @@ def build_status(
         if (environment, task_id) in covered:
             continue
         newest = index.newest(environment, task_id)
-        ref = (
-            TaskRef(task_id, environment)
-            if len(index.environments_of(task_id)) > 1
-            else TaskRef(task_id)
-        )
+        ref = ref_for_run(config, index, environment, task_id)
         rows.append(
             StatusRow(
                 task=ref,

@@ -22,6 +22,7 @@ from silo_regress.config import Config
 from silo_regress.errors import InputError, TaskRefError, VolatileContentError
 from silo_regress.runclock import clock_of
 from silo_regress.runs import Run, RunIndex, newest_complete, read_artifact, result_is_complete
+from silo_regress.targets import ref_for_run
 from silo_regress.taskref import TaskRef
 from silo_regress.volatile import Clock, might_be_volatile, scan_volatile
 
@@ -123,7 +124,7 @@ def _choose_named(config: Config, index: RunIndex, refs: Sequence[TaskRef], name
             )
         ref = refs[0]
     else:
-        ref = _ref_for(config, index, run.environment, run.task_id)
+        ref = ref_for_run(config, index, run.environment, run.task_id)
     if not result_is_complete(run):
         raise InputError(
             f"{config.relative(run.path / 'result.json')}: missing or incomplete, "
@@ -132,22 +133,12 @@ def _choose_named(config: Config, index: RunIndex, refs: Sequence[TaskRef], name
     return Choice(ref=ref, run=run)
 
 
-def _ref_for(config: Config, index: RunIndex, environment: str, task_id: str) -> TaskRef:
-    if config.environment is not None:
-        if environment == config.environment:
-            return TaskRef(task_id)
-        return TaskRef(task_id, environment)
-    if len(index.environments_of(task_id)) > 1:
-        return TaskRef(task_id, environment)
-    return TaskRef(task_id)
-
-
 def _choose_all(config: Config, index: RunIndex) -> list[Choice]:
     choices = []
     for environment, task_id in index.task_keys():
         run = newest_complete(index, environment, task_id)
         if run is not None:
-            ref = _ref_for(config, index, environment, task_id)
+            ref = ref_for_run(config, index, environment, task_id)
             newer = _newer_than(index, (environment, task_id), run)
             choices.append(Choice(ref=ref, run=run, passed_over=newer))
     if not choices:

@@ -1,4 +1,5 @@
-"""Which tasks a check compares: baselines grouped by task, each mapped to its runs."""
+"""Which tasks a check compares: baselines grouped by task, each mapped to its runs;
+and which ref a task's runs go by."""
 
 from __future__ import annotations
 
@@ -19,6 +20,19 @@ class Target:
     ref: TaskRef
     key: tuple[str, str] | None
     baselines: tuple[Baseline, ...]
+
+
+def ref_for_run(config: Config, index: RunIndex, environment: str, task_id: str) -> TaskRef:
+    """The ref a task's runs are known by, and its baselines written under.
+
+    Unqualified for the configured environment, or when only one environment has
+    runs of the task; qualified (``ENV/TASK``) otherwise.
+    """
+    if config.environment is not None:
+        return TaskRef(task_id, None if environment == config.environment else environment)
+    if len(index.environments_of(task_id)) > 1:
+        return TaskRef(task_id, environment)
+    return TaskRef(task_id)
 
 
 def select_targets(

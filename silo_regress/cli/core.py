@@ -2,21 +2,42 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from silo_regress.cli.app import Globals, _handled, _out, _refs, _setup, _warn, app
+from silo_regress.cli.app import app
+from silo_regress.cli.common import (
+    baseline_source,
+    handled,
+    out,
+    parse_refs,
+    setup,
+    warn,
+    working_tree,
+)
+from silo_regress.cli.output import (
+    FormatOption,
+    OutputOption,
+    ReportFormat,
+    VerboseOption,
+    emit_report,
+)
 from silo_regress.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from silo_regress.baselines import BaselineSource
+    from silo_regress.config import Config
+    from silo_regress.runs import Run, RunIndex
+    from silo_regress.targets import Target
 
 # --- record -------------------------------------------------------------------
 
 
 @app.command()
-@_handled
+@handled
 def record(
     ctx: typer.Context,
     refs: Annotated[
@@ -49,12 +70,11 @@ def record(
     artifact is invalid or holds volatile content (timestamps, run ids).
     """
     from silo_regress import recorder
-    from silo_regress.baselines import BaselineStore
     from silo_regress.render.text import render_recordings
     from silo_regress.runcache import index_runs
 
-    g, config = _setup(ctx)
-    parsed = _refs(refs)
+    g, config = setup(ctx)
+    parsed = parse_refs(refs)
     if all_tasks and (parsed or run):
         raise UsageError("--all records every task: give no task refs and no --run with it")
     if not (all_tasks or parsed or run):
@@ -69,69 +89,20 @@ def record(
         return record_repeated(g, config, parsed, all_tasks=all_tasks, repeat=repeat, force=force)
     index = index_runs(config.runs_dir)
     for skipped in index.unidentified:  # e.g. a run.json naming "../x": never a path
-        _warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
-    store = BaselineStore(
-        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
-    )
+        warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
+    store = working_tree(config)
     choices = recorder.choose_runs(config, index, parsed, all_tasks=all_tasks, run_name=run)
     recordings = recorder.prepare(config, store, choices)
     recorder.write(config, store, recordings)
-    _out(render_recordings(recordings, color=g.use_color()))
+    out(render_recordings(recordings, color=g.use_color()))
     return 0
 
 
 # --- check --------------------------------------------------------------------
 
 
-class ReportFormat(enum.StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    JUNIT = "junit"
-    GITHUB = "github"
-    MARKDOWN = "markdown"
-    HTML = "html"
-
-
-# Shared by check and merge: one report, the same flags.
-FormatOption = Annotated[
-    ReportFormat,
-    typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
-]
-OutputOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write the --format report to FILE; the text report still goes to stdout.",
-        show_default=False,
-    ),
-]
-VerboseOption = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
-]
-
-
-def _store(config: Any) -> Any:
-    from silo_regress.baselines import BaselineStore
-
-    return BaselineStore(
-        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
-    )
-
-
-def _source(config: Any, *, against: str | None = None, staged: bool = False) -> Any:
-    """Where baselines are read from: the working tree, the git index or a commit."""
-    if against is not None and staged:
-        raise UsageError("--against and --staged both choose the baselines: give one")
-    if against is None and not staged:
-        return _store(config)
-    from silo_regress.baselines import git_source
-
-    return git_source(config, ref=against, staged=staged)
-
-
 @app.command()
-@_handled
+@handled
 def check(
     ctx: typer.Context,
     refs: Annotated[
@@ -194,23 +165,23 @@ def check(
     from silo_regress.targets import select_targets
 
     try:
-        g, config = _setup(ctx)
+        g, config = setup(ctx)
     except NoProjectError as exc:
         if not allow_no_runs:
             raise
-        _out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
+        out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
     chosen_shard = None
     if shard is not None:
         from silo_regress.sharding import parse_shard
 
         chosen_shard = parse_shard(shard)
-    source = _source(config, against=against, staged=staged)
-    pinned = None
+    source = baseline_source(config, against=against, staged=staged)
+    pinned: dict[tuple[str, str], Run] | None = None
     if run_first:
         from silo_regress.cli.runner import run_before_check
 
-        run_refs = _refs(refs)
+        run_refs = parse_refs(refs)
         pinned = {}
         if chosen_shard is not None:
             # Run only this shard's tasks: the other shards' jobs run theirs.
@@ -222,17 +193,17 @@ def check(
             pinned = run_before_check(g, config, source, run_refs, jobs=jobs)
     index = index_runs(config.runs_dir)
     if allow_no_runs and not index.by_task:
-        _out(
+        out(
             f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
             "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
         )
         return 0
-    targets = select_targets(config, index, source, _refs(refs))
+    targets = select_targets(config, index, source, parse_refs(refs))
     if not targets:
         note = _nothing_to_check(config, source)
         if not allow_no_runs:
             raise InputError(note)
-        _out(f"silo-regress: {note} (--allow-no-runs)\n")
+        out(f"silo-regress: {note} (--allow-no-runs)\n")
         return 0
     if allow_no_runs:
         targets = _with_runs(config, index, targets)
@@ -243,11 +214,11 @@ def check(
     report = run_check(config, index, source, targets=targets, runs=pinned)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
-    _emit(report, report_format, g, output=output, verbose=verbose)
+    emit_report(report, report_format, g, output=output, verbose=verbose)
     return 0 if report.ok else 1
 
 
-def _nothing_to_check(config: Any, source: Any) -> str:
+def _nothing_to_check(config: Config, source: BaselineSource) -> str:
     """A check that compared nothing must say where it looked: it is never a pass."""
     where = config.relative(config.baselines_dir)
     return (
@@ -257,12 +228,12 @@ def _nothing_to_check(config: Any, source: Any) -> str:
     )
 
 
-def _with_runs(config: Any, index: Any, targets: list[Any]) -> list[Any]:
+def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:
     """The targets that have a run; the hook cannot judge a task nobody has run here."""
     kept = [t for t in targets if not t.baselines or (t.key and index.runs_of(*t.key))]
     if len(kept) < len(targets):
         skipped = len(targets) - len(kept)
-        _out(
+        out(
             f"silo-regress: {skipped} baselined task{'s' * (skipped != 1)} "
             f"{'have' if skipped != 1 else 'has'} no run under "
             f"{config.relative(config.runs_dir)}/ and {'were' if skipped != 1 else 'was'} "
@@ -271,37 +242,11 @@ def _with_runs(config: Any, index: Any, targets: list[Any]) -> list[Any]:
     return kept
 
 
-def _emit(
-    report: Any,
-    report_format: ReportFormat,
-    g: Globals,
-    *,
-    output: Path | None = None,
-    verbose: bool = False,
-) -> None:
-    """Print the report; with ``output``, write ``report_format`` there and text here."""
-    from silo_regress.render import render_report
-
-    for warning in report.warnings:
-        _warn(warning)
-    if report_format is ReportFormat.GITHUB:
-        from silo_regress.cli.reports import append_step_summary
-
-        append_step_summary(report)
-    if output is not None:
-        from silo_regress.baselines import write_atomic
-
-        write_atomic(output, render_report(report, report_format.value, color=False).encode())
-        report_format = ReportFormat.TEXT
-    text = render_report(report, report_format.value, color=g.use_color(), show_matches=verbose)
-    _out(text)
-
-
 # --- diff ---------------------------------------------------------------------
 
 
 @app.command()
-@_handled
+@handled
 def diff(
     ctx: typer.Context,
     ref: Annotated[
@@ -340,7 +285,7 @@ def diff(
     from silo_regress.judge import check as run_check
     from silo_regress.runcache import index_runs
 
-    g, config = _setup(ctx)
+    g, config = setup(ctx)
     if from_ref is not None:
         from silo_regress.cli.gitcmds import diff_between
 
@@ -355,8 +300,8 @@ def diff(
     if to_ref is not None or ref is None:
         raise UsageError("name a task (diff TASK-002), or compare commits with --from GITREF")
     index = index_runs(config.runs_dir)
-    report = run_check(config, index, _store(config), _refs([ref]))
-    _emit(report, report_format, g, verbose=True)
+    report = run_check(config, index, working_tree(config), parse_refs([ref]))
+    emit_report(report, report_format, g, verbose=True)
     return 0
 
 
@@ -364,7 +309,7 @@ def diff(
 
 
 @app.command()
-@_handled
+@handled
 def fmt(
     ctx: typer.Context,
     paths: Annotated[
@@ -378,19 +323,19 @@ def fmt(
     """Rewrite baseline files in canonical form, and scan them for volatile content."""
     from silo_regress import formatter
 
-    _, config = _setup(ctx)
+    _, config = setup(ctx)
     result = formatter.format_baselines(config, paths or [], check_only=check_only)
     for line in result.lines:
-        _out(line + "\n")
+        out(line + "\n")
     if result.problems:
         hint = "run `silo-regress fmt` to rewrite them" if check_only else ""
-        _out(
+        out(
             f"{len(result.problems)} of {result.total} baseline files need attention"
             + (f"; {hint}" if hint and result.reformattable else "")
             + "\n"
         )
         return 1
-    _out(f"{result.total} baseline files are canonical" + (" now" if result.written else "") + "\n")
+    out(f"{result.total} baseline files are canonical" + (" now" if result.written else "") + "\n")
     return 0
 
 
@@ -398,24 +343,21 @@ def fmt(
 
 
 @app.command()
-@_handled
+@handled
 def status(ctx: typer.Context) -> int:
     """One row per task: baselines, newest run and its age, verdict, loose ends."""
-    from silo_regress.baselines import BaselineStore
     from silo_regress.overview import build_status
     from silo_regress.render.text import render_status
     from silo_regress.runcache import index_runs
 
-    g, config = _setup(ctx)
+    g, config = setup(ctx)
     index = index_runs(config.runs_dir)
-    store = BaselineStore(
-        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
-    )
+    store = working_tree(config)
     result = build_status(config, index, store)
     from silo_regress.history import mark_git_states
 
     result = mark_git_states(config, result)
     for warning in result.report.warnings:
-        _warn(warning)
-    _out(render_status(result, color=g.use_color()))
+        warn(warning)
+    out(render_status(result, color=g.use_color()))
     return 0

@@ -5,12 +5,24 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from silo_regress.cli.app import Globals, _globals, _handled, _out, _refs, _setup, app
+from silo_regress.cli.app import app
+from silo_regress.cli.common import (
+    Globals,
+    globals_of,
+    handled,
+    out,
+    parse_refs,
+    setup,
+    working_tree,
+)
 from silo_regress.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from silo_regress.config import Config
 
 
 class HistoryFormat(enum.StrEnum):
@@ -21,7 +33,7 @@ class HistoryFormat(enum.StrEnum):
 
 def diff_between(
     g: Globals,
-    config: Any,
+    config: Config,
     *,
     from_ref: str,
     to_ref: str | None,
@@ -29,7 +41,7 @@ def diff_between(
     output_format: str,
 ) -> int:
     """``diff --from A [--to B]``: tasks whose baselines differ between two commits."""
-    from silo_regress.baselines import BaselineStore, git_source
+    from silo_regress.baselines import git_source
     from silo_regress.history import diff_sources
     from silo_regress.render.history import render_source_diff
 
@@ -37,19 +49,15 @@ def diff_between(
         raise UsageError(f"diff --from prints text, markdown or json, not {output_format}")
     before = git_source(config, ref=from_ref, staged=False)
     after = (
-        git_source(config, ref=to_ref, staged=False)
-        if to_ref is not None
-        else BaselineStore(
-            config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
-        )
+        git_source(config, ref=to_ref, staged=False) if to_ref is not None else working_tree(config)
     )
-    result = diff_sources(config, before, after, _refs(refs))
-    _out(render_source_diff(result, output_format, color=g.use_color()))
+    result = diff_sources(config, before, after, parse_refs(refs))
+    out(render_source_diff(result, output_format, color=g.use_color()))
     return 0
 
 
 @app.command()
-@_handled
+@handled
 def log(
     ctx: typer.Context,
     ref: Annotated[str, typer.Argument(help="The task: TASK-002 or ENV/TASK-002.")],
@@ -66,14 +74,14 @@ def log(
     from silo_regress.history import task_log
     from silo_regress.render.history import render_log
 
-    g, config = _setup(ctx)
-    (task,) = _refs([ref])
-    _out(render_log(task_log(config, task), output_format.value, color=g.use_color()))
+    g, config = setup(ctx)
+    (task,) = parse_refs([ref])
+    out(render_log(task_log(config, task), output_format.value, color=g.use_color()))
     return 0
 
 
 @app.command()
-@_handled
+@handled
 def init(ctx: typer.Context) -> int:
     """Set a repository up for silo-regress; running it again changes nothing.
 
@@ -85,7 +93,7 @@ def init(ctx: typer.Context) -> int:
     from silo_regress import scaffold
     from silo_regress.config import load_config
 
-    g = _globals(ctx)
+    g = globals_of(ctx)
     project = g.project.resolve()
     if not project.is_dir():
         raise ConfigError(f"{project}: project directory does not exist")
@@ -94,8 +102,8 @@ def init(ctx: typer.Context) -> int:
     steps.append(scaffold.write_gitattributes(config.baselines_dir))
     steps.append(scaffold.ignore_runs(project))
     for step in steps:
-        _out(f"{step.state.value:<10} {config.relative(step.path)}: {step.what}\n")
-    _out(
+        out(f"{step.state.value:<10} {config.relative(step.path)}: {step.what}\n")
+    out(
         "\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml "
         "and run `pre-commit install`\n(or run `silo-regress install-hook` for a plain git "
         "hook):\n\n"
@@ -111,7 +119,7 @@ def _indent(text: str) -> str:
 
 
 @app.command(name="install-hook")
-@_handled
+@handled
 def install_hook(
     ctx: typer.Context,
     force: Annotated[
@@ -126,7 +134,7 @@ def install_hook(
     """
     from silo_regress import gitio, scaffold
 
-    _, config = _setup(ctx)
+    _, config = setup(ctx)
     repo = gitio.find_repository(config.project)
     path = gitio.hook_path(repo, "pre-commit")
     own = Path(sys.executable).parent / "silo-regress"
@@ -135,5 +143,5 @@ def install_hook(
     )
     state = scaffold.install_hook(path, script, force=force)
     shown = config.relative(path)
-    _out(f"{state.value:<10} {shown}: runs silo-regress {' '.join(scaffold.HOOK_COMMAND)}\n")
+    out(f"{state.value:<10} {shown}: runs silo-regress {' '.join(scaffold.HOOK_COMMAND)}\n")
     return 0

@@ -1,34 +1,25 @@
-"""Commands and outputs for CI: ``merge`` and the GitHub job summary."""
+"""``merge``: the JSON reports of sharded check jobs as one report and exit code."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from silo_regress.cli.app import _globals, _handled, _warn, app
-from silo_regress.cli.core import FormatOption, OutputOption, ReportFormat, VerboseOption, _emit
-
-
-def append_step_summary(report: Any) -> None:
-    """Append the Markdown report to ``$GITHUB_STEP_SUMMARY`` when GitHub set it."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return
-    from silo_regress.render import render_report
-
-    text = render_report(report, "markdown", color=False)
-    try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-    except OSError as exc:
-        _warn(f"{target}: cannot append the job summary ($GITHUB_STEP_SUMMARY): {exc.strerror}")
+from silo_regress.cli.app import app
+from silo_regress.cli.common import globals_of, handled
+from silo_regress.cli.output import (
+    FormatOption,
+    OutputOption,
+    ReportFormat,
+    VerboseOption,
+    emit_report,
+)
 
 
 @app.command()
-@_handled
+@handled
 def merge(
     ctx: typer.Context,
     reports: Annotated[
@@ -50,8 +41,8 @@ def merge(
     """
     from silo_regress.merger import attach_texts, merge_reports, read_report
 
-    g = _globals(ctx)
+    g = globals_of(ctx)
     loaded = [(str(path), read_report(path)) for path in reports]
     report = attach_texts(merge_reports(loaded), g.project)
-    _emit(report, report_format, g, output=output, verbose=verbose)
+    emit_report(report, report_format, g, output=output, verbose=verbose)
     return 0 if report.ok else 1

@@ -9,23 +9,35 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from silo_regress.cli.app import Globals, _error, _handled, _out, _refs, _setup, _warn, app
+from silo_regress.cli.app import app
+from silo_regress.cli.common import (
+    Globals,
+    error,
+    handled,
+    out,
+    parse_refs,
+    setup,
+    warn,
+    working_tree,
+)
 from silo_regress.errors import ExitCode, InputError, RunnerError
 
 if TYPE_CHECKING:
+    from silo_regress.baselines import BaselineSource
     from silo_regress.config import Config
     from silo_regress.runner import Batch, Event, Exited, Stability, Task
     from silo_regress.runs import Run
+    from silo_regress.taskref import TaskRef
 
 # --- the command --------------------------------------------------------------
 
 
 @app.command("run")
-@_handled
+@handled
 def run_command(
     ctx: typer.Context,
     refs: Annotated[
@@ -83,18 +95,18 @@ def run_command(
     from silo_regress import runner
     from silo_regress.runcache import index_runs
 
-    g, config = _setup(ctx)
+    g, config = setup(ctx)
     index = index_runs(config.runs_dir)
-    tasks = runner.plan_tasks(config, index, _working_tree(config), _refs(refs))
+    tasks = runner.plan_tasks(config, index, working_tree(config), parse_refs(refs))
     batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs, agent=agent, timeout=timeout)
     if repeat > 1:
         stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-        _out(render_stability(stabilities, color=g.use_color()))
+        out(render_stability(stabilities, color=g.use_color()))
         unsettled = any(not s.stable for s in stabilities)
     else:
-        _out(render_batch(batch))
+        out(render_batch(batch))
         unsettled = any(o.state is runner.RolloutState.INCOMPLETE for o in batch.outcomes)
-    _out(_totals(batch))
+    out(_totals(batch))
     if _report_problems(batch):
         return int(ExitCode.BAD_INPUT)
     return int(ExitCode.CHECK_FAILED) if unsettled else 0
@@ -104,7 +116,12 @@ def run_command(
 
 
 def run_before_check(
-    g: Globals, config: Config, source: Any, refs: Sequence[Any], *, jobs: int | None
+    g: Globals,
+    config: Config,
+    source: BaselineSource,
+    refs: Sequence[TaskRef],
+    *,
+    jobs: int | None,
 ) -> dict[tuple[str, str], Run]:
     """Run the tasks ``check --run`` will check; the run to check per (environment, task).
 
@@ -130,7 +147,7 @@ def run_before_check(
 def record_repeated(
     g: Globals,
     config: Config,
-    refs: Sequence[Any],
+    refs: Sequence[TaskRef],
     *,
     all_tasks: bool,
     repeat: int,
@@ -143,18 +160,18 @@ def record_repeated(
     from silo_regress.runcache import index_runs
 
     index = index_runs(config.runs_dir)
-    store = _working_tree(config)
+    store = working_tree(config)
     tasks = runner.plan_tasks(config, index, store, refs, include_run_tasks=all_tasks)
     batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs)
     if _report_problems(batch):
-        _error("nothing was recorded")
+        error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)
     stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-    _out(render_stability(stabilities, color=g.use_color()))
+    out(render_stability(stabilities, color=g.use_color()))
     unstable = [s for s in stabilities if not s.stable]
     if unstable and not force:
         names = ", ".join(s.task.label for s in unstable)
-        _error(
+        error(
             f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
             "would fail at random; make the task deterministic, ignore the varying paths "
             "(ignore in [tool.silo-regress]), or record anyway with --force. Nothing was recorded"
@@ -168,11 +185,11 @@ def record_repeated(
                 "a complete run to record"
             )
         if not stability.stable:
-            _warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
+            warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
     recordings = recorder.prepare(config, store, choices)
     recorder.write(config, store, recordings)
-    _out(render_recordings(recordings, color=g.use_color()))
+    out(render_recordings(recordings, color=g.use_color()))
     return 0
 
 
@@ -195,20 +212,12 @@ def execute_tasks(
         return runner.execute(config, rollouts, jobs=width, on_event=on_event)
 
 
-def _working_tree(config: Config) -> Any:
-    from silo_regress.baselines import BaselineStore
-
-    return BaselineStore(
-        config.baselines_dir, config.artifacts, config.relative(config.baselines_dir)
-    )
-
-
 def _report_problems(batch: Batch) -> bool:
     """Print why rollouts left no usable run; True when any did (exit 3)."""
     for stray in batch.strays:
-        _warn(stray)
+        warn(stray)
     for outcome in batch.problems:
-        _error(outcome.message.replace("\n", "\n    "))
+        error(outcome.message.replace("\n", "\n    "))
     return bool(batch.problems)
 
 

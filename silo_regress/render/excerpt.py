@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from silo_regress.jsondiff import MISSING, show
+from silo_regress.jsondiff import MISSING, array_index, child, show
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.pointer import split_pointer
 from silo_regress.render.wording import one_line, word_sides
@@ -96,23 +96,18 @@ def pointer_line(value: Any, parts: tuple[str, ...]) -> int:
     line = 1
     node = value
     for part in parts:
+        found = child(node, part)
+        if found is MISSING:
+            return line
         if isinstance(node, dict):
-            if part not in node:
-                return line
             line += 1
             for key, member in node.items():
                 if key == part:
                     break
                 line += height(member)
-            node = node[part]
-        elif isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                return line
-            index = int(part)
-            line += 1 + sum(height(member) for member in node[:index])
-            node = node[index]
         else:
-            return line
+            line += 1 + sum(height(member) for member in node[: array_index(part)])
+        node = found
     return line
 
 

@@ -7,9 +7,10 @@ full: check labels, ids and task refs are never truncated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from silo_regress.behaviour.notes import Note
 from silo_regress.history import (
     ArtifactChange,
     ChangeKind,
@@ -19,6 +20,7 @@ from silo_regress.history import (
     TaskLog,
 )
 from silo_regress.render.machine import change_json, dumps
+from silo_regress.render.markdown import cell, code, note_markdown
 from silo_regress.render.text import Palette
 from silo_regress.render.wording import one_line, word, words
 
@@ -30,16 +32,25 @@ _KIND_STYLE = {
 }
 
 
-def summary_of(changes: Iterable[ArtifactChange], *, each: int = 3) -> str:
+def summary_of(
+    changes: Iterable[ArtifactChange],
+    *,
+    each: int = 3,
+    wording: Callable[[Note], str] = word,
+    plain: Callable[[str], str] = str,
+) -> str:
     """One line for a task: the first notes of every artifact, then a count of the rest.
 
     A result.json change has many notes (check flips, then their counts), so a
     plain cut would never reach what state-diff.json says the agent did.
+    ``wording`` words a note, ``plain`` escapes other text, for the format at hand.
     """
     head: list[str] = []
     rest: list[str] = []
     for change in changes:
-        notes = words(change.behaviour) or ([change.detail] if change.detail else [])
+        notes = [wording(n) for n in change.behaviour] or (
+            [plain(change.detail)] if change.detail else []
+        )
         head.extend(notes[:each])
         rest.extend(notes[each:])
     return one_line(head + rest, limit=min(max(len(head), 1), 5))
@@ -85,29 +96,19 @@ def source_diff_text(diff: SourceDiff, *, color: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: no HTML, no column breaks, no newlines."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;")
-    return text.replace("|", "\\|").replace("\n", "<br>")
-
-
-def _code(text: str) -> str:
-    return f"`{text}`" if "`" not in text else _cell(text)
-
-
 def _notes(change: ArtifactChange) -> str:
-    notes = words(change.behaviour) + ([change.detail] if change.detail else [])
-    return "<br>".join(_cell(n) for n in notes)
+    notes = [note_markdown(n) for n in change.behaviour]
+    return "<br>".join(notes + ([cell(change.detail)] if change.detail else []))
 
 
 def source_diff_markdown(diff: SourceDiff) -> str:
-    out = [f"### Behaviour changes: {_code(diff.before)} → {_code(diff.after)}", ""]
+    out = [f"### Behaviour changes: {code(diff.before)} → {code(diff.after)}", ""]
     if diff.tasks:
         out += ["| Task | Artifact | Change | Behaviour |", "| --- | --- | --- | --- |"]
         for task in diff.tasks:
             for change in task.artifacts:
                 out.append(
-                    f"| {_code(str(task.task))} | {_code(change.artifact)} "
+                    f"| {code(str(task.task))} | {code(change.artifact)} "
                     f"| {change.kind.value} | {_notes(change)} |"
                 )
         out.append("")
@@ -146,10 +147,15 @@ def source_diff_json(diff: SourceDiff) -> dict[str, Any]:
 # --- log ------------------------------------------------------------------------
 
 
-def _log_summary(entry: LogEntry) -> str:
+def _log_summary(entry: LogEntry, *, markdown: bool = False) -> str:
+    summary = (
+        summary_of(entry.artifacts, wording=note_markdown, plain=cell)
+        if markdown
+        else summary_of(entry.artifacts)
+    )
     if entry.commit.boundary:
-        return "history stops here (shallow clone); " + summary_of(entry.artifacts)
-    return summary_of(entry.artifacts)
+        return "history stops here (shallow clone); " + summary
+    return summary
 
 
 def _stop_note(log: TaskLog) -> str | None:
@@ -182,7 +188,7 @@ def log_text(log: TaskLog, *, color: bool = False) -> str:
 
 
 def log_markdown(log: TaskLog) -> str:
-    out = [f"### Behaviour history of {_code(str(log.task))}", ""]
+    out = [f"### Behaviour history of {code(str(log.task))}", ""]
     if log.entries:
         out += [
             "| Commit | Date | Author | Subject | Behaviour |",
@@ -191,14 +197,14 @@ def log_markdown(log: TaskLog) -> str:
         for entry in log.entries:
             c = entry.commit
             out.append(
-                f"| {_code(c.short)} | {c.day.isoformat()} | {_cell(c.author)} "
-                f"| {_cell(c.subject)} | {_cell(_log_summary(entry))} |"
+                f"| {code(c.short)} | {c.day.isoformat()} | {cell(c.author)} "
+                f"| {cell(c.subject)} | {_log_summary(entry, markdown=True)} |"
             )
     else:
         out.append("No commit has changed these baselines yet.")
     note = _stop_note(log)
     if note:
-        out += ["", _cell(note)]
+        out += ["", cell(note)]
     return "\n".join(out) + "\n"
 
 

@@ -23,8 +23,9 @@ from silo_regress.render.wording import one_line, phrase
 
 DIFF_BUDGET = 50_000
 MATCH_ROWS = 300
-_ESCAPE = {"|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " "}
-_SPECIAL = re.compile(r"[|<>&\n\r]")
+# ">" needs no escape once no "<" can open a tag; "->" stays readable in the source.
+_ESCAPE = {"|": "\\|", "<": "&lt;", "&": "&amp;", "\n": " ", "\r": " "}
+_SPECIAL = re.compile(r"[|<&\n\r]")
 _ICON = {True: "✅", False: "❌"}
 
 

@@ -16,7 +16,7 @@ from silo_regress.baselines import BaselineSource
 from silo_regress.config import Config
 from silo_regress.errors import RunnerError, TaskRefError
 from silo_regress.runs import RunIndex
-from silo_regress.targets import Target, select_targets
+from silo_regress.targets import Target, ref_for_run, select_targets
 from silo_regress.taskref import TaskRef
 
 Key = tuple[str, str]
@@ -64,7 +64,7 @@ def plan_tasks(
         covered = {t.key for t in targets}
         for environment, task_id in index.task_keys():
             if (environment, task_id) not in covered:
-                ref = _ref_for_run(config, index, environment, task_id)
+                ref = ref_for_run(config, index, environment, task_id)
                 targets.append(Target(ref=ref, key=(environment, task_id), baselines=()))
     if not targets:
         raise RunnerError(
@@ -97,15 +97,6 @@ def _targets_of(
                 f"run it as ENV/{ref.task_id}, or set 'environment' in [tool.silo-regress]"
             ) from None
         return [Target(ref=ref, key=(environment, ref.task_id), baselines=())]
-
-
-def _ref_for_run(config: Config, index: RunIndex, environment: str, task_id: str) -> TaskRef:
-    """The ref ``record --all`` would write this task's baselines under."""
-    if config.environment is not None:
-        return TaskRef(task_id, None if environment == config.environment else environment)
-    if len(index.environments_of(task_id)) > 1:
-        return TaskRef(task_id, environment)
-    return TaskRef(task_id)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,145 @@
+"""What every command shares: global options, the error boundary, output, config, refs.
+
+Every command body runs inside :func:`handled`, which turns a
+:class:`SiloRegressError` into one line on stderr and its documented exit code,
+and anything else into exit 4 with a traceback.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from silo_regress.errors import ExitCode, SiloRegressError, UsageError
+
+if TYPE_CHECKING:
+    from silo_regress.baselines import BaselineSource, BaselineStore
+    from silo_regress.config import Config
+    from silo_regress.taskref import TaskRef
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ColorWhen(enum.StrEnum):
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+@dataclass(frozen=True)
+class Globals:
+    """The options given before the command: ``--project`` and ``--color``."""
+
+    project: Path
+    color: ColorWhen
+    # --project given: that directory is the project. Otherwise the project is
+    # found by walking up from ``project`` (the current directory).
+    explicit: bool = False
+
+    def use_color(self, stream: IO[str] | None = None) -> bool:
+        if self.color is ColorWhen.ALWAYS:
+            return True
+        if self.color is ColorWhen.NEVER or os.environ.get("NO_COLOR"):
+            return False
+        stream = stream or sys.stdout
+        return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def handled(func: F) -> F:
+    """Run a command body: its return value is the exit code, errors become one line."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            code = func(*args, **kwargs)
+        except SiloRegressError as exc:
+            error(exc.message)
+            raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            error("interrupted")
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        except typer.Exit:
+            raise
+        except Exception:
+            traceback.print_exc()
+            error(
+                "internal error (a bug in silo-regress); please report it with the traceback above"
+            )
+            raise typer.Exit(int(ExitCode.INTERNAL)) from None
+        raise typer.Exit(int(code or 0))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def error(message: str) -> None:
+    sys.stderr.write(f"silo-regress: error: {message}\n")
+    sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"silo-regress: warning: {message}\n")
+
+
+def out(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `silo-regress check | head`: the reader left. Keep the command's own exit
+        # code instead of a traceback, and send what is left nowhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def globals_of(ctx: typer.Context) -> Globals:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, Globals) else Globals(project=Path(), color=ColorWhen.AUTO)
+
+
+def setup(ctx: typer.Context) -> tuple[Globals, Config]:
+    """The global options and the project's config."""
+    g = globals_of(ctx)
+    return g, project_config(g)
+
+
+def project_config(g: Globals) -> Config:
+    """The project's config: the one --project names, else the one found walking up."""
+    from silo_regress.config import discover_config, load_config
+
+    return load_config(g.project) if g.explicit else discover_config(g.project)
+
+
+def parse_refs(texts: list[str] | None) -> list[TaskRef]:
+    from silo_regress.taskref import parse_ref
+
+    return [parse_ref(t) for t in texts or []]
+
+
+def working_tree(config: Config) -> BaselineStore:
+    """The project's baselines directory, the one place baselines are written."""
+    from silo_regress.baselines import BaselineStore
+
+    return BaselineStore.of(config)
+
+
+def baseline_source(
+    config: Config, *, against: str | None = None, staged: bool = False
+) -> BaselineSource:
+    """Where baselines are read from: the working tree, the git index or a commit."""
+    if against is not None and staged:
+        raise UsageError("--against and --staged both choose the baselines: give one")
+    if against is None and not staged:
+        return working_tree(config)
+    from silo_regress.baselines import git_source
+
+    return git_source(config, ref=against, staged=staged)

@@ -1,0 +1,82 @@
+"""Check reports on their way out: the formats, their options, stdout, files, job summaries."""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from silo_regress.cli.common import Globals, out, warn
+
+if TYPE_CHECKING:
+    from silo_regress.outcome import Report
+
+
+class ReportFormat(enum.StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    JUNIT = "junit"
+    GITHUB = "github"
+    MARKDOWN = "markdown"
+    HTML = "html"
+
+
+# Shared by check and merge: one report, the same flags.
+FormatOption = Annotated[
+    ReportFormat,
+    typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the --format report to FILE; the text report still goes to stdout.",
+        show_default=False,
+    ),
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
+]
+
+
+def emit_report(
+    report: Report,
+    report_format: ReportFormat,
+    g: Globals,
+    *,
+    output: Path | None = None,
+    verbose: bool = False,
+) -> None:
+    """Print the report; with ``output``, write ``report_format`` there and text here."""
+    from silo_regress.render import render_report
+
+    for warning in report.warnings:
+        warn(warning)
+    if report_format is ReportFormat.GITHUB:
+        append_step_summary(report)
+    if output is not None:
+        from silo_regress.baselines import write_atomic
+
+        write_atomic(output, render_report(report, report_format.value, color=False).encode())
+        report_format = ReportFormat.TEXT
+    text = render_report(report, report_format.value, color=g.use_color(), show_matches=verbose)
+    out(text)
+
+
+def append_step_summary(report: Report) -> None:
+    """Append the Markdown report to ``$GITHUB_STEP_SUMMARY`` when GitHub set it."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from silo_regress.render import render_report
+
+    text = render_report(report, "markdown", color=False)
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError as exc:
+        warn(f"{target}: cannot append the job summary ($GITHUB_STEP_SUMMARY): {exc.strerror}")
