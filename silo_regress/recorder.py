@@ -24,6 +24,7 @@ from silo_regress.runclock import clock_of
 from silo_regress.runs import Run, RunIndex, newest_complete, read_artifact, result_is_complete
 from silo_regress.targets import ref_for_run
 from silo_regress.taskref import TaskRef
+from silo_regress.toolpath import IncompleteTraceError, trace_events_of
 from silo_regress.volatile import Clock, might_be_volatile, scan_volatile
 
 
@@ -164,7 +165,14 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
         clock: Clock | None = None
         for artifact in config.artifacts:
             source = config.relative(choice.run.path / artifact)
-            data = read_artifact(choice.run, artifact)
+            try:
+                data = read_artifact(choice.run, artifact, trace_events=trace_events_of(config))
+            except IncompleteTraceError as exc:
+                gap = exc.incomplete
+                raise InputError(
+                    f"{gap.describe(config.relative(gap.path))}, "
+                    f"so run {choice.run.name} cannot be recorded"
+                ) from None
             if data is None:
                 raise InputError(f"{source}: missing, so run {choice.run.name} cannot be recorded")
             doc = canonicalize(data, source=source)

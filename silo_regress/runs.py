@@ -22,6 +22,7 @@ import orjson
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.filestat import NotRegularFileError, StatKey, read_regular
 from silo_regress.taskref import TaskRef, unsafe_reason
+from silo_regress.toolpath import DEFAULT_TRACE_EVENTS, is_derived, read_tool_path
 
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
@@ -375,12 +376,18 @@ class UnreadableArtifactError(InputError):
         self.reason = reason
 
 
-def read_artifact(run: Run, artifact: str) -> bytes | None:
+def read_artifact(
+    run: Run, artifact: str, *, trace_events: Iterable[str] = DEFAULT_TRACE_EVENTS
+) -> bytes | None:
     """The artifact's bytes, or None when the run did not write it.
 
     Raises :class:`UnreadableArtifactError` when it is there but is not a readable
-    regular file: never blocks on a FIFO, never reads a device.
+    regular file: never blocks on a FIFO, never reads a device. A derived artifact
+    (``tool-events.json``) is computed from the run's other files;
+    :class:`~silo_regress.toolpath.IncompleteTraceError` says why a run has none.
     """
+    if is_derived(artifact):
+        return read_tool_path(run.path, events=trace_events)
     path = os.path.join(run.path, artifact)
     try:
         return read_regular(path, limit=ARTIFACT_LIMIT)[0]

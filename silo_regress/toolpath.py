@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import io
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import orjson
 
 from silo_regress.canonical import compact_is_canonical, parse, serialize
+from silo_regress.config import Config
 from silo_regress.errors import InputError
 
 TOOL_EVENTS = "tool-events.json"
@@ -32,6 +34,7 @@ DEFAULT_TRACE_EVENTS = ("tool_call", "tool_result")
 DROPPED_KEYS = ("at", "durationMs")
 EMPTY_PATH = b"[]\n"
 
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _SORTED = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 
 
@@ -47,6 +50,7 @@ class Gap(enum.Enum):
     NOT_EVENT = "not-event"  # an object without a string "type"
     INTERLEAVED = "interleaved"  # two rollouts appended to one trace (seq restarts)
     CALLS_MISSING = "calls-missing"  # fewer tool_call events than result.json counts
+    UNREADABLE = "unreadable"  # a directory, FIFO or device, or no permission
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,18 @@ def is_derived(artifact: str) -> bool:
     return artifact == TOOL_EVENTS
 
 
+def source_file(artifact: str) -> str:
+    """The run file an artifact is read from: the trace for the tool path."""
+    return TRACE_FILE if is_derived(artifact) else artifact
+
+
+def trace_events_of(config: Config) -> tuple[str, ...]:
+    """The event types the project keeps in its tool path (config key ``trace-events``)."""
+    # Config gains trace_events with the 0.2 config work; until then, the default.
+    found: tuple[str, ...] | None = getattr(config, "trace_events", None)
+    return tuple(found) if found else DEFAULT_TRACE_EVENTS
+
+
 def read_tool_calls(run_dir: str | os.PathLike[str]) -> int | None:
     """``toolCalls`` from the run's ``result.json``; None when it cannot be read."""
     try:
@@ -114,19 +130,16 @@ def derive_tool_path(
     """
     trace = os.path.join(run_dir, TRACE_FILE)
     count = tool_calls
-    try:
-        handle = open(trace, "rb")  # noqa: SIM115 (closed by the with below)
-    except FileNotFoundError:
+    handle = _open_regular(trace)
+    if handle is None:
         return _without_trace(run_dir, count)
-    except IsADirectoryError:
-        raise InputError(f"{trace}: is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(f"{trace}: cannot read: {exc.strerror}") from None
+    if isinstance(handle, Incomplete):
+        return handle
     with handle:
         try:
             found, lines = _derive(handle, trace, frozenset(events))
         except OSError as exc:
-            raise InputError(f"{trace}: cannot read: {exc.strerror}") from None
+            return _unreadable(trace, exc)
     if isinstance(found, Incomplete):
         return found
     if count is not None and found.calls < count:
@@ -143,6 +156,27 @@ def derive_tool_path(
             " (the trace lost events)",
         )
     return found
+
+
+def _open_regular(trace: str) -> io.BufferedReader | Incomplete | None:
+    """The open trace; None when there is none; never blocks on a FIFO."""
+    try:
+        fd = os.open(trace, _OPEN_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return _unreadable(trace, exc)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else None
+        what = f"is {kind}, not a regular file" if kind else "is not a regular file"
+        return Incomplete(Gap.UNREADABLE, trace, f" {what}")
+    return os.fdopen(fd, "rb")
+
+
+def _unreadable(trace: str, exc: OSError) -> Incomplete:
+    return Incomplete(Gap.UNREADABLE, trace, f" cannot be read: {exc.strerror or exc}")
 
 
 def _calls(count: int) -> str:

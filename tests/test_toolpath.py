@@ -9,6 +9,7 @@ so the Python derivation is checked against an independent implementation.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tracemalloc
@@ -17,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from silo_regress.canonical import canonicalize
-from silo_regress.errors import InputError
 from silo_regress.toolpath import (
     EMPTY_PATH,
     Gap,
@@ -311,11 +311,18 @@ def test_read_tool_path_raises_the_reason(tmp_path: Path) -> None:
     assert str(run / "trace.jsonl") in caught.value.message
 
 
-def test_unreadable_trace_is_bad_input(tmp_path: Path) -> None:
+def test_a_trace_that_is_a_directory_is_incomplete(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", None)
     (run / "trace.jsonl").mkdir()
-    with pytest.raises(InputError, match="is a directory"):
-        read_tool_path(run)
+    gap = gap_of(run)
+    assert gap.gap is Gap.UNREADABLE
+    assert gap.describe("t") == "t is a directory, not a regular file"
+
+
+def test_a_trace_that_is_a_fifo_is_incomplete_without_blocking(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", None)
+    os.mkfifo(run / "trace.jsonl")
+    assert gap_of(run).describe("t") == "t is a FIFO, not a regular file"
 
 
 # --- streaming ----------------------------------------------------------------------

@@ -19,6 +19,7 @@ from silo_regress.pointer import split_pointer
 from silo_regress.runner.batch import Batch
 from silo_regress.runner.plan import Task
 from silo_regress.runs import Run, read_artifact
+from silo_regress.toolpath import IncompleteTraceError, trace_events_of
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,10 @@ def _assess_task(config: Config, task: Task, runs: Sequence[Run], repeat: int) -
 def _canonical_artifacts(config: Config, run: Run) -> dict[str, tuple[bytes, Any]] | None:
     docs: dict[str, tuple[bytes, Any]] = {}
     for artifact in config.artifacts:
-        data = read_artifact(run, artifact)
+        try:
+            data = read_artifact(run, artifact, trace_events=trace_events_of(config))
+        except IncompleteTraceError:  # a broken rollout, counted as such
+            return None
         if data is None:
             return None
         try:
