@@ -28,7 +28,7 @@ from silo_regress.runclock import clock_of
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
-from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file, trace_events_of
+from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
 from silo_regress.volatile import might_be_volatile, scan_volatile
 
 
@@ -211,7 +211,7 @@ def _judge(
     else:
         run_source = config.relative(os.path.join(run.path, artifact))
         try:
-            data = read_artifact(run, artifact, trace_events=trace_events_of(config))
+            data = read_artifact(run, artifact, trace_events=config.trace_events)
         except UnreadableArtifactError as exc:
             detail = f"{run_source} {exc.reason}"
             return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)

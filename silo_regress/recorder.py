@@ -24,7 +24,7 @@ from silo_regress.runclock import clock_of
 from silo_regress.runs import Run, RunIndex, newest_complete, read_artifact, result_is_complete
 from silo_regress.targets import ref_for_run
 from silo_regress.taskref import TaskRef
-from silo_regress.toolpath import IncompleteTraceError, trace_events_of
+from silo_regress.toolpath import IncompleteTraceError
 from silo_regress.volatile import Clock, might_be_volatile, scan_volatile
 
 
@@ -166,7 +166,7 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
         for artifact in config.artifacts:
             source = config.relative(choice.run.path / artifact)
             try:
-                data = read_artifact(choice.run, artifact, trace_events=trace_events_of(config))
+                data = read_artifact(choice.run, artifact, trace_events=config.trace_events)
             except IncompleteTraceError as exc:
                 gap = exc.incomplete
                 raise InputError(

@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
+from silo_regress.config import DEFAULT_TRACE_EVENTS
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.filestat import NotRegularFileError, StatKey, read_regular
 from silo_regress.taskref import TaskRef, unsafe_reason
-from silo_regress.toolpath import DEFAULT_TRACE_EVENTS, is_derived, read_tool_path
+from silo_regress.toolpath import is_derived, read_tool_path
 
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"

@@ -23,13 +23,12 @@ from typing import Any
 import orjson
 
 from silo_regress.canonical import compact_is_canonical, parse, serialize
-from silo_regress.config import Config
+from silo_regress.config import DEFAULT_TRACE_EVENTS
 from silo_regress.errors import InputError
 
 TOOL_EVENTS = "tool-events.json"
 TRACE_FILE = "trace.jsonl"
 RESULT_FILE = "result.json"
-DEFAULT_TRACE_EVENTS = ("tool_call", "tool_result")
 # Wall-clock keys of an event: different in every rollout, so never part of the path.
 DROPPED_KEYS = ("at", "durationMs")
 EMPTY_PATH = b"[]\n"
@@ -92,13 +91,6 @@ def is_derived(artifact: str) -> bool:
 def source_file(artifact: str) -> str:
     """The run file an artifact is read from: the trace for the tool path."""
     return TRACE_FILE if is_derived(artifact) else artifact
-
-
-def trace_events_of(config: Config) -> tuple[str, ...]:
-    """The event types the project keeps in its tool path (config key ``trace-events``)."""
-    # Config gains trace_events with the 0.2 config work; until then, the default.
-    found: tuple[str, ...] | None = getattr(config, "trace_events", None)
-    return tuple(found) if found else DEFAULT_TRACE_EVENTS
 
 
 def read_tool_calls(run_dir: str | os.PathLike[str]) -> int | None:

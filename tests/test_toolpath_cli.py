@@ -139,3 +139,12 @@ def test_check_against_a_commit(tmp_path: Path) -> None:
     assert old.exit_code == 1
     statuses = {r["artifact"]: r["status"] for r in json.loads(old.stdout)["results"]}
     assert statuses == {"result.json": "match", "tool-events.json": "changed"}
+
+
+def test_trace_events_chooses_the_event_types_kept(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", config=CONFIG + 'trace-events = ["tool_call"]\n')
+    add(project, FIRST)
+    assert project.cli("record", "TASK-001").exit_code == 0
+    baseline = (project.baselines / "TASK-001.tool-events.json").read_bytes()
+    assert baseline.count(b'"type": "tool_call"') == 2
+    assert b"tool_result" not in baseline

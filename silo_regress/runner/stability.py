@@ -19,7 +19,7 @@ from silo_regress.pointer import split_pointer
 from silo_regress.runner.batch import Batch
 from silo_regress.runner.plan import Task
 from silo_regress.runs import Run, read_artifact
-from silo_regress.toolpath import IncompleteTraceError, trace_events_of
+from silo_regress.toolpath import IncompleteTraceError
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def _canonical_artifacts(config: Config, run: Run) -> dict[str, tuple[bytes, Any
     docs: dict[str, tuple[bytes, Any]] = {}
     for artifact in config.artifacts:
         try:
-            data = read_artifact(run, artifact, trace_events=trace_events_of(config))
+            data = read_artifact(run, artifact, trace_events=config.trace_events)
         except IncompleteTraceError:  # a broken rollout, counted as such
             return None
         if data is None:
