@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
-from silofixture import SiloProject, make_result
+from silofixture import SiloProject, make_project, make_result
 
 from silo_regress.baselines import BaselineStore
 from silo_regress.config import load_config
@@ -141,4 +142,22 @@ def test_format_age() -> None:
         "1h ago",
         "23h ago",
         "3d ago",
+    ]
+
+
+def test_untracked_tasks_are_named_as_record_would_name_them(tmp_path: Path) -> None:
+    """With ``environment`` set, that environment's runs go by the bare task id."""
+    project = make_project(tmp_path, config='environment = "crm-west"\n')
+    project.add_run("TASK-009", env="crm-west", started="2026-03-16T11:00:00.000Z")
+    project.add_run("TASK-009", env="crm-east", started="2026-03-16T11:00:00.000Z")
+    config = load_config(project.root)
+    status = build_status(config, index_runs(config.runs_dir), BaselineStore.of(config), now=NOW)
+    assert sorted(str(r.task) for r in status.rows) == ["TASK-009", "crm-east/TASK-009"]
+    assert project.cli("record", "--all").exit_code == 0
+    assert sorted(project.baseline_bytes()) == [
+        ".silo-regress-format",
+        "TASK-009.result.json",
+        "TASK-009.state-diff.json",
+        "crm-east/TASK-009.result.json",
+        "crm-east/TASK-009.state-diff.json",
     ]

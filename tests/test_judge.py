@@ -1,4 +1,4 @@
-"""Runs against baselines: every verdict, the behaviour summary, and structural changes."""
+"""Runs against baselines: every verdict, the behaviour notes, and structural changes."""
 
 from __future__ import annotations
 
