@@ -11,7 +11,6 @@ import contextlib
 import enum
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,16 +87,28 @@ def sort_baselines(found: Iterable[Baseline], artifacts: tuple[str, ...]) -> lis
 
 @dataclass(frozen=True)
 class BaselineStore:
-    """The baselines directory in the working tree."""
+    """The baselines directory in the working tree.
+
+    Reads never follow a symbolic link and never block: a baseline path that is a
+    link, FIFO, device or directory is a verdict for ``check`` and an error for
+    writers. Writes go through :mod:`silo_regress.transaction` (the writer lock,
+    one containment rule, all-or-nothing batches).
+    """
 
     root: Path
     artifacts: tuple[str, ...]
     display_root: str = "baselines"
+    project: Path | None = None  # when known, the root must lie inside it to be written
 
     @classmethod
     def of(cls, config: Config) -> BaselineStore:
         """The project's baselines directory, named in messages as config shows it."""
-        return cls(config.baselines_dir, config.artifacts, config.relative(config.baselines_dir))
+        return cls(
+            config.baselines_dir,
+            config.artifacts,
+            config.relative(config.baselines_dir),
+            project=config.project,
+        )
 
     @property
     def label(self) -> str:
@@ -112,20 +123,39 @@ class BaselineStore:
             if part is not None and unsafe_reason(part):
                 raise TaskRefError(f"task ref {ref} is refused: {unsafe_reason(part)}")
         path = self.root / baseline_relpath(ref, artifact)
+        if os.path.islink(path):
+            raise TaskRefError(
+                f"{self.shown(path)}: is a symbolic link; a baseline is a regular file, "
+                "never written through a link (remove it, then record again)"
+            )
         root = self.root.resolve()
         if root not in path.resolve().parents:
-            raise TaskRefError(f"task ref {ref}: {path} would lie outside {self.root}")
+            raise TaskRefError(
+                f"task ref {ref}: {self.shown(path)} would lie outside {self.display_root}"
+            )
         return path
 
     def display_path(self, baseline: Baseline) -> str:
         return f"{self.display_root}/{baseline.relpath}"
 
+    def shown(self, path: Path | str) -> str:
+        """``path`` (under the root) as messages name it: ``baselines/TASK.result.json``."""
+        text = str(path)
+        prefix = str(self.root) + os.sep
+        if text.startswith(prefix):
+            return f"{self.display_root}/{text[len(prefix) :]}".replace(os.sep, "/")
+        return self.display_root if text == str(self.root) else text
+
     def _check_root(self) -> bool:
-        if self.root.is_dir():
-            return True
-        if self.root.exists():
-            raise InputError(f"{self.root}: baselines directory is a file, not a directory")
-        return False
+        try:
+            info = os.stat(self.root)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise InputError(f"{self.display_root}: cannot be read: {exc.strerror}") from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{self.display_root}: baselines directory is a file, not a directory")
+        return True
 
     def entries(self) -> list[Baseline]:
         if not self._check_root():
@@ -136,16 +166,31 @@ class BaselineStore:
                 for entry in top:
                     if entry.name.startswith("."):
                         continue
-                    if entry.is_dir():
+                    if entry.is_dir(follow_symlinks=False) and not self._names_one(entry.name):
                         with os.scandir(entry.path) as inner:
                             for sub in inner:
-                                if sub.is_file():
+                                # Not only regular files: a FIFO or link named like a
+                                # baseline gets a verdict, never a silent skip.
+                                if not sub.is_dir(follow_symlinks=False):
                                     self._add(f"{entry.name}/{sub.name}", found)
-                    elif entry.is_file():
+                    elif entry.is_symlink() and entry.is_dir():
+                        raise InputError(
+                            f"{self.display_root}/{entry.name}: is a symbolic link to a "
+                            "directory; silo-regress follows no link in the baselines directory "
+                            "(a clone can carry one that points anywhere): replace it by a "
+                            "directory or remove it"
+                        )
+                    else:
                         self._add(entry.name, found)
         except PermissionError as exc:
-            raise InputError(f"{exc.filename}: cannot be read (permission denied)") from None
+            raise InputError(
+                f"{self.shown(exc.filename)}: cannot be read (permission denied)"
+            ) from None
         return sort_baselines(found, self.artifacts)
+
+    def _names_one(self, name: str) -> bool:
+        """A directory named like a baseline is a broken baseline, not an environment."""
+        return parse_relpath(name, self.artifacts) is not None
 
     def _add(self, relpath: str, found: list[Baseline]) -> None:
         baseline = parse_relpath(relpath, self.artifacts)
@@ -153,42 +198,74 @@ class BaselineStore:
             found.append(baseline)
 
     def read(self, baseline: Baseline) -> bytes:
+        from silo_regress.fsio import FileError, read_regular
+
         path = os.path.join(self.root, baseline.relpath)
+        shown = self.display_path(baseline)
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read baseline: {exc.strerror}") from None
+            return read_regular(path, shown=shown, follow=False)
+        except FileNotFoundError:
+            raise FileError(f"{shown}: cannot read baseline: it disappeared") from None
 
     def read_existing(self, ref: TaskRef, artifact: str) -> bytes | None:
+        from silo_regress.fsio import read_optional
+
         path = self.path_for(ref, artifact)
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read baseline: {exc.strerror}") from None
+        return read_optional(path, shown=self.shown(path), follow=False)
 
     def format_version(self) -> str | None:
+        from silo_regress.fsio import read_optional
+
+        shown = f"{self.display_root}/{FORMAT_FILE}"
+        if os.path.lexists(self.root) and not os.path.isdir(self.root):
+            raise InputError(f"{self.display_root}: baselines directory is a file, not a directory")
         try:
-            return (self.root / FORMAT_FILE).read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            return None
+            data = read_optional(self.root / FORMAT_FILE, shown=shown, limit=4096, follow=False)
         except NotADirectoryError:
             raise InputError(
-                f"{self.root}: baselines directory is a file, not a directory"
+                f"{self.display_root}: baselines directory is a file, not a directory"
             ) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{self.root / FORMAT_FILE}: cannot read: {exc}") from None
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise InputError(f"{shown}: cannot read: not UTF-8") from None
+
+    def containment_problem(self, path: Path) -> str | None:
+        from silo_regress.transaction import containment_problem
+
+        return containment_problem(self.root, path, project=self.project)
 
     def prepare(self) -> None:
         """Create the baselines directory, or explain why it cannot be used."""
-        if self.root.exists() and not self.root.is_dir():
-            raise InputError(f"{self.root}: baselines directory is a file, not a directory")
+        from silo_regress.transaction import containment_problem
+
+        probe = self.root / FORMAT_FILE
+        problem = containment_problem(self.root, probe, project=self.project)
+        if problem is not None and os.path.lexists(self.root):
+            raise InputError(f"{self.display_root}: baselines cannot be written: {problem}")
+        if os.path.lexists(self.root) and not self.root.is_dir():
+            raise InputError(f"{self.display_root}: baselines directory is a file, not a directory")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"{self.root}: cannot create baselines directory: {exc}") from None
+            raise InputError(
+                f"{self.display_root}: cannot create baselines directory: {exc.strerror}"
+            ) from None
+
+    def locked(self, command: str) -> contextlib.AbstractContextManager[None]:
+        """The writer lock: hold it across reading old baselines and writing new ones."""
+        from silo_regress.transaction import writer_lock
+
+        self.prepare()
+        return writer_lock(self.root, command=command, shown=self.display_root)
+
+    def write(self, files: Sequence[tuple[Path, bytes]], *, command: str) -> None:
+        """Write every file (paths under the root) or, on any failure or signal, none."""
+        from silo_regress.transaction import commit
+
+        commit(self.root, files, shown=self.shown, project=self.project, command=command)
 
 
 @dataclass(frozen=True)
@@ -245,103 +322,20 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so a reader sees the old bytes or the new, never half."""
-    write_all_atomic([(path, data)])
+    from silo_regress.fsio import write_atomic as write_one
+
+    write_one(path, data, make_parents=True)
 
 
-def write_all_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
-    """Write several files so that each gets its new bytes, or none of them changes.
+def write_all_atomic(files: Sequence[tuple[Path, bytes]], *, root: Path | None = None) -> None:
+    """Write several files under ``root`` so that each gets its new bytes, or none changes.
 
-    Every file is first written in full to a temporary file in its own directory (so
-    the rename cannot cross file systems) and fsynced; only then are they renamed
-    into place, and a failed rename puts back the files already renamed. A new file
-    gets the mode the umask allows, a replaced one keeps its own: mkstemp's 0600
-    would hide baselines from everyone else on a shared checkout.
+    ``root`` (default: the files' common directory) is the directory whose
+    writer lock, journal and temporary files :mod:`silo_regress.transaction` uses.
     """
-    previous: list[bytes | None] = []
-    staged: list[tuple[Path, str]] = []
-    try:
-        for path, data in files:
-            previous.append(_read_previous(path))
-            staged.append((path, _stage(path, data)))
-    except BaseException:
-        _discard(tmp for _, tmp in staged)
-        raise
-    done = 0
-    try:
-        for path, tmp in staged:
-            os.replace(tmp, path)
-            done += 1
-    except BaseException as exc:
-        _discard(tmp for _, tmp in staged[done:])
-        for (path, _), old in zip(staged[:done], previous[:done], strict=True):
-            _put_back(path, old)
-        if isinstance(exc, OSError):
-            failed = staged[done][0]
-            raise InputError(
-                f"{failed}: cannot write: {exc.strerror or exc}; no baseline was changed"
-            ) from None
-        raise
-    for directory in dict.fromkeys(path.parent for path, _ in staged):
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(directory, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+    from silo_regress.transaction import commit
 
-
-def _read_previous(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, so it cannot be written as a file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read before replacing it: {exc.strerror}") from None
-
-
-def _stage(path: Path, data: bytes) -> str:
-    """Write ``data`` to a fsynced temporary file beside ``path``; return its name."""
-    directory = path.parent
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), _mode_for(path))
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException as exc:
-        _discard([tmp])
-        if isinstance(exc, OSError):
-            raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        raise
-    return tmp
-
-
-def _mode_for(path: Path) -> int:
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        umask = os.umask(0o022)  # the only way to read it is to set it
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def _put_back(path: Path, old: bytes | None) -> None:
-    """Best effort: undo one rename of a failed :func:`write_all_atomic`."""
-    with contextlib.suppress(OSError, InputError):
-        if old is None:
-            path.unlink()
-        else:
-            os.replace(_stage(path, old), path)
-
-
-def _discard(temporaries: Iterable[str]) -> None:
-    for tmp in temporaries:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    if not files:
+        return
+    top = root or Path(os.path.commonpath([path.parent for path, _ in files]))
+    commit(top, files, shown=str)

@@ -57,3 +57,7 @@ class GitError(SiloRegressError):
 
 class RunnerError(SiloRegressError):
     """Silo could not be started, or a rollout failed before writing a run."""
+
+
+class OutputError(SiloRegressError):
+    """stdout or an ``--output`` target could not take the report."""

@@ -25,19 +25,19 @@ from silo_regress.pointer import split_pointer
 from silo_regress.taskref import TaskRef, parse_ref
 
 REPORT_VERSION = 1
+REPORT_LIMIT = 1 << 28  # far beyond any report of a real suite; /dev/zero stops here
 _VERDICTS = {v.value: v for v in Verdict}
 
 
 def read_report(path: Path) -> Report:
     """Load one JSON report file, or raise :class:`InputError` naming it."""
+    from silo_regress.fsio import read_regular
+
     try:
-        data = path.read_bytes()
+        # A report named by the user may be a FIFO or /dev/zero: never block on it.
+        data = read_regular(path, shown=str(path), limit=REPORT_LIMIT)
     except FileNotFoundError:
         raise InputError(f"{path}: no such report file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a JSON report") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     return load_report(data, source=str(path))
 
 
@@ -262,10 +262,14 @@ def _with_texts(outcome: Outcome, baseline: bytes, run: bytes) -> Outcome:
 
 
 def _texts(path: Path, changes: Sequence[Change]) -> tuple[bytes, bytes] | None:
+    from silo_regress.fsio import read_optional
+
     try:
-        data = path.read_bytes()
+        data = read_optional(path, shown=str(path), follow=False)
+        if data is None:
+            return None
         value = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, InputError):
         return None
     try:
         if serialize(value) != data:

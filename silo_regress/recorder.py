@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from silo_regress.baselines import FORMAT_FILE, BaselineStore
 from silo_regress.canonical import (
@@ -185,14 +185,7 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
                 ):
                     problems.append(f"{source} at {finding.pointer}: {finding.reason}")
             path = store.path_for(choice.ref, artifact)
-            old = store.read_existing(choice.ref, artifact)
-            state = (
-                FileState.NEW
-                if old is None
-                else FileState.UNCHANGED
-                if old == text
-                else FileState.CHANGED
-            )
+            state = _state(store.read_existing(choice.ref, artifact), text)
             files.append(RecordedFile(choice.ref, artifact, config.relative(path), state, text))
         recordings.append(
             Recording(
@@ -209,10 +202,36 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
     return recordings
 
 
+def record(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> list[Recording]:
+    """Vet and write the choices under the writer lock, so no other writer interleaves.
+
+    Holding the lock from the read of the old baselines to the last rename is
+    what keeps a racing ``fmt`` from putting a just-recorded baseline back.
+    """
+    recordings = prepare(config, store, choices)  # refuses before anything is created
+    with store.locked("record"):
+        recordings = [_restated(store, recording) for recording in recordings]
+        write(config, store, recordings)
+    return recordings
+
+
+def _restated(store: BaselineStore, recording: Recording) -> Recording:
+    """The recording with each file's state as the baselines stand now, under the lock."""
+    files = tuple(
+        replace(file, state=_state(store.read_existing(file.ref, file.artifact), file.data))
+        for file in recording.files
+    )
+    return replace(recording, files=files)
+
+
+def _state(old: bytes | None, new: bytes) -> FileState:
+    if old is None:
+        return FileState.NEW
+    return FileState.UNCHANGED if old == new else FileState.CHANGED
+
+
 def write(config: Config, store: BaselineStore, recordings: Sequence[Recording]) -> None:
     """Write every new or changed file in one go: all of them, or (on failure) none."""
-    from silo_regress.baselines import write_all_atomic
-
     store.prepare()
     files = [
         (store.path_for(file.ref, file.artifact), file.data)
@@ -222,4 +241,4 @@ def write(config: Config, store: BaselineStore, recordings: Sequence[Recording])
     ]
     if store.format_version() is None:
         files.append((store.root / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode()))
-    write_all_atomic(files)
+    store.write(files, command="record")

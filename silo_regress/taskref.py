@@ -25,7 +25,11 @@ def unsafe_reason(name: str) -> str | None:
         return "it starts with a dot"
     if _UNSAFE.search(name):
         return "it contains a path separator or a control character"
-    if len(name.encode("utf-8")) > 200:
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8, as argv decodes it
+        return "it is not valid UTF-8"
+    if len(encoded) > 200:
         return "it is longer than 200 bytes"
     return None
 

@@ -85,6 +85,7 @@ def test_junit_is_read_by_a_junit_library(failing: SiloProject, tmp_path: Path) 
 
 def test_output_writes_the_format_and_prints_text(failing: SiloProject, tmp_path: Path) -> None:
     report = tmp_path / "out" / "report.json"
+    report.parent.mkdir()  # --output creates no directories
     result = failing.cli("check", "--format", "json", "--output", str(report))
     assert result.exit_code == 1
     assert "CHANGED  TASK-001 (crm-west)  result.json" in result.stdout

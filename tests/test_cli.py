@@ -177,6 +177,7 @@ def test_reports_on_stdout_warnings_and_errors_on_stderr(project: SiloProject) -
 def test_output_file_gets_the_format_and_stdout_the_text(project: SiloProject) -> None:
     _changed(project)
     target = project.root / "out" / "report.json"
+    target.parent.mkdir()  # --output creates no directories
     result = project.cli("check", "--format", "json", "--output", str(target))
     assert result.exit_code == 1
     assert result.stdout.startswith("CHANGED  TASK-002")

@@ -22,12 +22,13 @@ PACKAGE = ROOT / "silo_regress"
 # one builds on the other, the rank splits the tie in the direction the code depends.
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
-    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.filestat"),
+    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.filestat", "silo_regress.fsio"),
     (
         "silo_regress.canonical",
         "silo_regress.volatile",
         "silo_regress.config",
         "silo_regress.gitio",
+        "silo_regress.transaction",
     ),
     ("silo_regress.toolpath",),  # the derived tool-events.json: runs reads artifacts through it
     ("silo_regress.runs", "silo_regress.baselines"),

@@ -13,7 +13,13 @@ from typing import Annotated
 import typer
 
 from silo_regress import __version__
-from silo_regress.cli.common import ColorWhen, Globals, error
+from silo_regress.cli.common import (
+    ColorWhen,
+    Globals,
+    error,
+    guard_standard_streams,
+    terminate_as_interrupt,
+)
 from silo_regress.errors import ExitCode
 
 app = typer.Typer(
@@ -58,6 +64,8 @@ def _root(
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app and return its exit code."""
     args = sys.argv[1:] if argv is None else argv
+    guard_standard_streams()
+    terminate_as_interrupt()
     try:
         app(args=args, prog_name="silo-regress", standalone_mode=True)
     except SystemExit as exc:

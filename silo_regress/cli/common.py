@@ -7,19 +7,25 @@ and anything else into exit 4 with a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import errno
 import functools
+import io
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from silo_regress.errors import ExitCode, SiloRegressError, UsageError
+from silo_regress.errors import ExitCode, OutputError, SiloRegressError, UsageError
 
 if TYPE_CHECKING:
     from silo_regress.baselines import BaselineSource, BaselineStore
@@ -96,9 +102,65 @@ def out(text: str) -> None:
     except BrokenPipeError:
         # `silo-regress check | head`: the reader left. Keep the command's own exit
         # code instead of a traceback, and send what is left nowhere.
-        devnull = os.open(os.devnull, os.O_WRONLY)
+        _stdout_to_devnull()
+    except OSError as exc:
+        # `> /dev/full`, a closed stdout: the report is lost, so the command did not
+        # do what it was asked; say so once (exit 3) instead of a traceback.
+        _stdout_to_devnull()
+        raise OutputError(f"stdout: cannot write the output: {exc.strerror or exc}") from None
+
+
+def _stdout_to_devnull() -> None:
+    """Send stdout nowhere, so Python's last flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+    os.close(devnull)
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Stands in for a stdout the process was started without (``>&-``)."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def fileno(self) -> int:
+        return 1
+
+
+def guard_standard_streams() -> None:
+    """Keep fds 0-2 taken and stdout's failures reportable.
+
+    With fd 1 closed, the next file this process opens would get fd 1, and
+    whatever git prints would land in it; /dev/null takes the slot instead, and
+    the first write to stdout becomes one error sentence.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
+    # A task ref or path with a byte that is not UTF-8 is printed escaped, never a crash.
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM (a cancelled CI job) ends a command like Ctrl-C: cleanup runs, exit 130."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError, OSError):
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, interrupt)
 
 
 def globals_of(ctx: typer.Context) -> Globals:

@@ -92,8 +92,7 @@ def record(
         warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
     store = working_tree(config)
     choices = recorder.choose_runs(config, index, parsed, all_tasks=all_tasks, run_name=run)
-    recordings = recorder.prepare(config, store, choices)
-    recorder.write(config, store, recordings)
+    recordings = recorder.record(config, store, choices)
     out(render_recordings(recordings, color=g.use_color()))
     return 0
 

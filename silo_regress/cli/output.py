@@ -59,9 +59,10 @@ def emit_report(
     if report_format is ReportFormat.GITHUB:
         append_step_summary(report)
     if output is not None:
-        from silo_regress.baselines import write_atomic
+        from silo_regress.fsio import write_output
 
-        write_atomic(output, render_report(report, report_format.value, color=False).encode())
+        rendered = render_report(report, report_format.value, color=False).encode()
+        write_output(output, rendered, shown=str(output))
         report_format = ReportFormat.TEXT
     text = render_report(report, report_format.value, color=g.use_color(), show_matches=verbose)
     out(text)

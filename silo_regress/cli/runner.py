@@ -187,8 +187,7 @@ def record_repeated(
         if not stability.stable:
             warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
-    recordings = recorder.prepare(config, store, choices)
-    recorder.write(config, store, recordings)
+    recordings = recorder.record(config, store, choices)
     out(render_recordings(recordings, color=g.use_color()))
     return 0
 
