@@ -11,7 +11,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from silo_regress import behaviour
 from silo_regress.baselines import Baseline, BaselineSource
 from silo_regress.canonical import (
     FORMAT_VERSION,
@@ -255,6 +254,10 @@ def _judge(
     base_doc = _ignored(config, base_doc, artifact)
     if base_doc.text == run_doc.text:
         return read
+    # Only a changed artifact needs the profiles: a matching check (the pre-commit
+    # hook, most days) never pays for importing them.
+    from silo_regress import behaviour
+
     return replace(
         read,
         verdict=Verdict.CHANGED,

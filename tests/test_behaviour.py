@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -258,3 +261,30 @@ def test_merge_reads_a_report_without_notes(worded_project: SiloProject) -> None
     merged = worded_project.cli("merge", str(report))
     assert merged.exit_code == 1
     assert "[-demo-]{+pricing call+}" in merged.stdout
+
+
+def _modules_loaded(project: SiloProject, *args: str) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "silo_regress", "--color", "never", *args],
+        cwd=project.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_only_a_changed_artifact_loads_the_profiles(worded_project: SiloProject) -> None:
+    """Note classes cost ~10 ms to create: the hook's matching check must not pay it."""
+    assert "silo_regress.behaviour.notes" in _modules_loaded(worded_project, "check")
+    assert worded_project.cli("record", "--all").exit_code == 0
+    loaded = _modules_loaded(worded_project, "check")
+    assert "silo_regress.judge" in loaded  # the probe sees the check at all
+    assert not {m for m in loaded if m.startswith("silo_regress.behaviour")}

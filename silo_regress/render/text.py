@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from silo_regress.behaviour.notes import Note, SegmentKind
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.overview import Status
 from silo_regress.recorder import FileState, Recording
-from silo_regress.render.wording import MARKERS, phrase
+
+if TYPE_CHECKING:
+    from silo_regress.behaviour.notes import Note
 
 DIFF_LINE_CAP = 200
 _FAIL_WORD = {
@@ -26,11 +28,7 @@ _FAIL_WORD = {
     Verdict.FORMAT_VERSION: "FORMAT VERSION",
     Verdict.MATCH: "match",
 }
-_SEGMENT_STYLE: dict[SegmentKind, tuple[str, ...]] = {
-    SegmentKind.SAME: (),
-    SegmentKind.REMOVED: ("red",),
-    SegmentKind.ADDED: ("green",),
-}
+_SEGMENT_STYLE = {"same": (), "removed": ("red",), "added": ("green",)}
 _ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "bold": "\x1b[1m"}
 
 
@@ -45,6 +43,8 @@ class Palette:
 
     def note(self, note: Note) -> str:
         """A behaviour note: a word diff's ``[-removed-]`` red, ``{+added+}`` green."""
+        from silo_regress.render.wording import MARKERS, phrase
+
         return "".join(
             self.paint(MARKERS[s.kind][0] + s.text + MARKERS[s.kind][1], *_SEGMENT_STYLE[s.kind])
             for s in phrase(note)
