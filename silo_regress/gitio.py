@@ -406,3 +406,47 @@ def history(repo: Repository, paths: Iterable[str], *, start: str = "HEAD") -> l
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{repo.root}: GitPython cannot open this repository") from None
     return found
+
+
+# --- provenance: what a run was made from ---------------------------------------
+
+_SYMLINK_MODE = b"120000"
+
+
+@dataclass(frozen=True)
+class HeadState:
+    """The commit checked out and whether tracked files differ from it."""
+
+    commit: str | None  # None before the first commit
+    dirty: bool
+
+
+def head_state(repo: Repository) -> HeadState:
+    """HEAD's full hash and whether the working tree or index has tracked changes."""
+    done = _run(
+        repo.root, ["rev-parse", "--verify", "--quiet", "HEAD"], env=repo.environment, check=False
+    )
+    sha = done.stdout.decode("ascii", "replace").strip()
+    commit = sha if done.returncode == 0 and sha else None
+    status = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=no")
+    return HeadState(commit=commit, dirty=bool(status.strip(b"\0")))
+
+
+def read_staged(repo: Repository, prefixes: Sequence[str]) -> dict[str, bytes]:
+    """Staged regular files and symlinks under ``prefixes`` (relative to the top).
+
+    A symlink's blob is its target path, as git stores it: what a commit would
+    hold, never the content of whatever it points at. Unmerged paths are left out.
+    """
+    spec = ["--", *prefixes] if prefixes and "" not in prefixes else []
+    out = _git(repo, "ls-files", "--stage", "-z", "--full-name", *spec)
+    shas: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, sha, stage = meta.split(b" ")
+        if stage == b"0" and (mode in _REGULAR_FILE_MODES or mode == _SYMLINK_MODE):
+            shas[_decode_path(raw_path)] = sha.decode("ascii")
+    blobs = read_blobs(repo, list(shas.values()))
+    return {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}

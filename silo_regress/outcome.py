@@ -39,6 +39,7 @@ class Verdict(enum.StrEnum):
     NOT_CANONICAL = "not-canonical"
     VOLATILE = "volatile"
     FORMAT_VERSION = "format-version"
+    STALE_RUN = "stale-run"  # the run was made from other inputs than those checked
 
 
 class Direction(enum.StrEnum):

@@ -21,6 +21,7 @@ _SEVERITY = [
     Verdict.MISSING_BASELINE,
     Verdict.MISSING_RUN,
     Verdict.INCOMPLETE_RUN,
+    Verdict.STALE_RUN,
     Verdict.VOLATILE,
     Verdict.NOT_CANONICAL,
     Verdict.FORMAT_VERSION,

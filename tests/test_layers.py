@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
         "silo_regress.transaction",
     ),
     ("silo_regress.toolpath",),  # the derived tool-events.json: runs reads artifacts through it
-    ("silo_regress.runs", "silo_regress.baselines"),
+    ("silo_regress.runs", "silo_regress.baselines", "silo_regress.provenance"),
     # runcache is an accelerator over runs: builds on it, runs must not import it
     ("silo_regress.runcache", "silo_regress.runclock"),
     ("silo_regress.jsondiff", "silo_regress.targets"),

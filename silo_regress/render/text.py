@@ -26,6 +26,7 @@ _FAIL_WORD = {
     Verdict.NOT_CANONICAL: "NOT CANONICAL",
     Verdict.VOLATILE: "VOLATILE",
     Verdict.FORMAT_VERSION: "FORMAT VERSION",
+    Verdict.STALE_RUN: "STALE RUN",
     Verdict.MATCH: "match",
 }
 _SEGMENT_STYLE = {"same": (), "removed": ("red",), "added": ("green",)}
