@@ -11,7 +11,7 @@ import contextlib
 import enum
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -32,13 +32,24 @@ class SourceKind(enum.StrEnum):
     COMMIT = "commit"
 
 
+MAX_VARIANTS = 10
+VARIANT_MARK = "~"  # baselines/TASK~2.result.json: the task's second accepted variant
+
+
 @dataclass(frozen=True)
 class Baseline:
-    """One artifact of one task, as stored under the baselines directory."""
+    """One artifact of one task, as stored under the baselines directory.
+
+    ``variant`` is 1 for ``TASK.ARTIFACT`` and N for ``TASK~N.ARTIFACT``.
+    ``name_problem`` says why a ``~`` name is no variant number (``~1``, ``~02``,
+    ``~x``): such a file is listed, never skipped, so check can name it.
+    """
 
     ref: TaskRef
     artifact: str
     relpath: str  # relative to the baselines directory, with "/" separators
+    variant: int = 1
+    name_problem: str | None = None
 
 
 class BaselineSource(Protocol):
@@ -59,8 +70,9 @@ class BaselineSource(Protocol):
     def display_path(self, baseline: Baseline) -> str: ...
 
 
-def baseline_relpath(ref: TaskRef, artifact: str) -> str:
-    name = f"{ref.task_id}.{artifact}"
+def baseline_relpath(ref: TaskRef, artifact: str, variant: int = 1) -> str:
+    mark = f"{VARIANT_MARK}{variant}" if variant > 1 else ""
+    name = f"{ref.task_id}{mark}.{artifact}"
     return f"{ref.environment}/{name}" if ref.environment else name
 
 
@@ -73,16 +85,64 @@ def parse_relpath(relpath: str, artifacts: Iterable[str]) -> Baseline | None:
         suffix = "." + artifact
         if parts[-1].endswith(suffix) and len(parts[-1]) > len(suffix):
             task_id = parts[-1][: -len(suffix)]
+            variant, problem = 1, None
+            if VARIANT_MARK in task_id:
+                task_id, _, number = task_id.rpartition(VARIANT_MARK)
+                variant, problem = _variant_number(number)
             environment = parts[0] if len(parts) == 2 else None
             if unsafe_reason(task_id) or (environment is not None and unsafe_reason(environment)):
                 return None
-            return Baseline(TaskRef(task_id, environment), artifact, relpath)
+            return Baseline(TaskRef(task_id, environment), artifact, relpath, variant, problem)
+    return None
+
+
+def _variant_number(text: str) -> tuple[int, str | None]:
+    if text.isascii() and text.isdigit() and not text.startswith("0") and int(text) >= 2:
+        return int(text), None
+    if text == "1":
+        return 0, "'~1' is not a variant name (variant 1 has no '~' suffix)"
+    return 0, f"'~{text}' is not a variant number (variants are ~2, ~3, ...)"
+
+
+def group_variants(found: Iterable[Baseline]) -> dict[tuple[TaskRef, str], list[Baseline]]:
+    """The variants of each (task, artifact), numbered ones in order, misnamed ones last."""
+    groups: dict[tuple[TaskRef, str], list[Baseline]] = {}
+    for baseline in found:
+        groups.setdefault((baseline.ref, baseline.artifact), []).append(baseline)
+    for members in groups.values():
+        members.sort(key=lambda b: (b.name_problem is not None, b.variant, b.relpath))
+    return groups
+
+
+def layout_problem(variants: Sequence[Baseline], *, shown: Callable[[Baseline], str]) -> str | None:
+    """Why these variants of one artifact are not numbered 1, 2, ... N (N <= 10), or None."""
+    misnamed = [b for b in variants if b.name_problem is not None]
+    if misnamed:
+        return (
+            f"{shown(misnamed[0])}: {misnamed[0].name_problem}; run `silo-regress fmt` to renumber"
+        )
+    numbers = [b.variant for b in variants]
+    expected = list(range(1, len(numbers) + 1))
+    if numbers != expected:
+        gap = next(n for n, m in zip(expected, numbers, strict=True) if n != m)
+        return (
+            f"{shown(variants[0])}: variants are numbered {', '.join(map(str, numbers))}, "
+            f"with no variant {gap}; run `silo-regress fmt` to renumber them"
+        )
+    if len(variants) > MAX_VARIANTS:
+        return (
+            f"{shown(variants[0])}: {len(variants)} accepted variants, more than "
+            f"{MAX_VARIANTS}; a task this unstable needs ignored paths, not more variants"
+        )
     return None
 
 
 def sort_baselines(found: Iterable[Baseline], artifacts: tuple[str, ...]) -> list[Baseline]:
     order = {a: i for i, a in enumerate(artifacts)}
-    return sorted(found, key=lambda b: (b.ref.task_id, b.ref.environment or "", order[b.artifact]))
+    return sorted(
+        found,
+        key=lambda b: (b.ref.task_id, b.ref.environment or "", order[b.artifact], b.variant),
+    )
 
 
 @dataclass(frozen=True)
@@ -118,11 +178,11 @@ class BaselineStore:
     def kind(self) -> SourceKind:
         return SourceKind.WORKING_TREE
 
-    def path_for(self, ref: TaskRef, artifact: str) -> Path:
+    def path_for(self, ref: TaskRef, artifact: str, variant: int = 1) -> Path:
         for part in (ref.environment, ref.task_id):
             if part is not None and unsafe_reason(part):
                 raise TaskRefError(f"task ref {ref} is refused: {unsafe_reason(part)}")
-        path = self.root / baseline_relpath(ref, artifact)
+        path = self.root / baseline_relpath(ref, artifact, variant)
         if os.path.islink(path):
             raise TaskRefError(
                 f"{self.shown(path)}: is a symbolic link; a baseline is a regular file, "
@@ -207,10 +267,25 @@ class BaselineStore:
         except FileNotFoundError:
             raise FileError(f"{shown}: cannot read baseline: it disappeared") from None
 
-    def read_existing(self, ref: TaskRef, artifact: str) -> bytes | None:
+    def variants_of(self, ref: TaskRef, artifact: str) -> list[Baseline]:
+        """Every stored variant of one artifact of one task (misnamed ones last)."""
+        directory = self.root / ref.environment if ref.environment else self.root
+        prefix = f"{ref.task_id}{VARIANT_MARK}"
+        found = []
+        names = [f"{ref.task_id}.{artifact}"]
+        with contextlib.suppress(OSError):
+            names += [n for n in os.listdir(directory) if n.startswith(prefix)]
+        for name in names:
+            relpath = f"{ref.environment}/{name}" if ref.environment else name
+            baseline = parse_relpath(relpath, (artifact,))
+            if baseline is not None and baseline.ref == ref and (directory / name).is_file():
+                found.append(baseline)
+        return group_variants(found).get((ref, artifact), [])
+
+    def read_existing(self, ref: TaskRef, artifact: str, variant: int = 1) -> bytes | None:
         from silo_regress.fsio import read_optional
 
-        path = self.path_for(ref, artifact)
+        path = self.path_for(ref, artifact, variant)
         return read_optional(path, shown=self.shown(path), follow=False)
 
     def format_version(self) -> str | None:

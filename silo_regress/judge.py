@@ -7,11 +7,12 @@ come from :mod:`silo_regress.jsondiff`, their meaning from
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from silo_regress.baselines import Baseline, BaselineSource
+from silo_regress.baselines import Baseline, BaselineSource, group_variants, layout_problem
 from silo_regress.canonical import (
     FORMAT_VERSION,
     Document,
@@ -21,7 +22,7 @@ from silo_regress.canonical import (
 )
 from silo_regress.config import Config
 from silo_regress.errors import InputError
-from silo_regress.jsondiff import diff_values
+from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Outcome, Report, Verdict
 from silo_regress.runclock import clock_of
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
@@ -72,18 +73,20 @@ def check(
                 )
             continue
         result = _read_result(config, run) if run is not None else None
-        for baseline in target.baselines:
-            outcomes.append(
-                _compare_one(
-                    config,
-                    source,
-                    baseline,
-                    environment=environment,
-                    run=run,
-                    result=result,
-                    wrong_version=wrong_version,
-                )
+        for variants in group_variants(target.baselines).values():
+            compare = functools.partial(
+                _compare_one,
+                config,
+                source,
+                environment=environment,
+                run=run,
+                result=result,
+                wrong_version=wrong_version,
             )
+            if len(variants) == 1 and variants[0].variant == 1:
+                outcomes.append(_numbered(compare(variants[0]), 1))
+            else:
+                outcomes.append(_judge_variants(source, variants, compare))
     return Report(
         outcomes=tuple(outcomes),
         warnings=_warnings(config, index),
@@ -154,10 +157,88 @@ def _read_result(config: Config, run: Run) -> _Result:
     return _Result(None, doc)
 
 
+def _numbered(outcome: Outcome, variant: int) -> Outcome:
+    """The outcome with the variant it was judged against, where one was."""
+    if outcome.verdict in (Verdict.MATCH, Verdict.CHANGED, Verdict.NOT_CANONICAL, Verdict.VOLATILE):
+        return replace(outcome, variant=variant)
+    return outcome
+
+
+def _judge_variants(
+    source: BaselineSource,
+    variants: Sequence[Baseline],
+    compare: Callable[[Baseline], Outcome],
+) -> Outcome:
+    """One outcome for an artifact with accepted variants (DESIGN.md "Accepted variants").
+
+    A broken variant is reported even when another matches: a gate that hides a
+    hand-edited file behind its neighbour is not one. Otherwise the run matches
+    when it equals any variant, else the closest (fewest changed paths) is shown.
+    """
+    judged = [compare(b) for b in variants if b.name_problem is None]
+    first = judged[0] if judged else compare(variants[0])
+    if first.verdict is Verdict.FORMAT_VERSION:
+        return first
+    problem = layout_problem(variants, shown=source.display_path) or _duplicate(source, variants)
+    if problem is not None:
+        return replace(
+            first, verdict=Verdict.NOT_CANONICAL, detail=problem, changes=(), behaviour=()
+        )
+    pairs = list(zip(variants, judged, strict=True))
+    for wanted in (Verdict.NOT_CANONICAL, Verdict.VOLATILE, Verdict.MATCH):
+        for baseline, outcome in pairs:
+            if outcome.verdict is wanted:
+                return _numbered(outcome, baseline.variant)
+    changed = [
+        (len(o.changes), _distance(o.changes), b.variant, o)
+        for b, o in pairs
+        if o.verdict is Verdict.CHANGED
+    ]
+    if not changed:
+        return first
+    *_, number, closest = min(changed, key=lambda item: item[:3])
+    detail = f"matches none of {len(variants)} accepted variants; the closest is variant {number}"
+    return replace(_numbered(closest, number), detail=detail)
+
+
+def _distance(changes: Sequence[Change]) -> float:
+    """How unlike the changed values are, to pick between variants with as many changes.
+
+    A reworded answer is closer to the variant it was reworded from than to one
+    that says something else: each change counts 0..1 by how many characters the
+    two sides share (difflib's cheap upper bound, on the first 2,000 characters).
+    """
+    import difflib  # only a non-match with several variants pays for it
+
+    total = 0.0
+    for change in changes:
+        if change.baseline is MISSING or change.run is MISSING:
+            total += 1
+            continue
+        before = serialize(change.baseline).decode()[:2000]
+        after = serialize(change.run).decode()[:2000]
+        total += 1 - difflib.SequenceMatcher(None, before, after, autojunk=False).quick_ratio()
+    return total
+
+
+def _duplicate(source: BaselineSource, variants: Sequence[Baseline]) -> str | None:
+    seen: dict[bytes, Baseline] = {}
+    for baseline in variants:
+        data = source.read(baseline)
+        if data in seen:
+            return (
+                f"{source.display_path(baseline)} is identical to "
+                f"{source.display_path(seen[data])}; run `silo-regress fmt` to drop the copy"
+            )
+        seen[data] = baseline
+    return None
+
+
 def _compare_one(
     config: Config,
     source: BaselineSource,
     baseline: Baseline,
+    /,
     *,
     environment: str | None,
     run: Run | None,

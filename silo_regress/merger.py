@@ -125,10 +125,21 @@ def _outcome(item: Any, where: str) -> Outcome:
         baseline_path=_text(item, "baseline", where),
         run_path=_text(item, "run", where),
         run_name=_text(item, "runId", where),
+        variant=_variant(item, where),
         detail=_text(item, "detail", where),
         changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
         behaviour=behaviour,
     )
+
+
+def _variant(item: dict[str, Any], where: str) -> int | None:
+    """Which accepted variant matched or was closest; absent in 0.1 reports."""
+    value = item.get("variant")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{where}.variant must be a variant number (1, 2, ...) or null")
+    return value
 
 
 def _notes(item: dict[str, Any], where: str) -> tuple[Note, ...]:

@@ -32,12 +32,13 @@ _SEVERITY = [
 class StatusRow:
     task: TaskRef
     environment: str | None
-    baselines: tuple[str, ...]
+    baselines: tuple[str, ...]  # artifacts with a baseline
     newest_run: str | None
     run_age_seconds: float | None
     verdict: Verdict | None
     note: str  # "", "untracked" (runs, no baseline) or "orphaned" (baseline, no run)
     git_state: str = ""
+    variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,11 @@ def _tracked_row(
     return StatusRow(
         task=target.ref,
         environment=target.key[0] if target.key else target.ref.environment,
-        baselines=tuple(b.artifact for b in target.baselines),
+        baselines=tuple(dict.fromkeys(b.artifact for b in target.baselines)),
+        variants=tuple(
+            sum(1 for b in target.baselines if b.artifact == artifact)
+            for artifact in dict.fromkeys(b.artifact for b in target.baselines)
+        ),
         newest_run=newest.name if newest else None,
         run_age_seconds=newest.age_seconds(now) if newest else None,
         verdict=verdict,

@@ -25,6 +25,8 @@ def unsafe_reason(name: str) -> str | None:
         return "it starts with a dot"
     if _UNSAFE.search(name):
         return "it contains a path separator or a control character"
+    if "~" in name:  # baselines/TASK~2.result.json is the task's second accepted variant
+        return "it contains '~', which names accepted variants (TASK~2)"
     try:
         encoded = name.encode("utf-8")
     except UnicodeEncodeError:  # a byte that is not UTF-8, as argv decodes it

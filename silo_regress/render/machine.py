@@ -40,6 +40,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "baseline": o.baseline_path,
                 "run": o.run_path,
                 "runId": o.run_name,
+                "variant": o.variant,
                 "detail": o.detail,
                 "behaviour": words(o.behaviour),
                 "notes": [note_json(n) for n in o.behaviour],
