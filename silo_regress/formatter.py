@@ -15,7 +15,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from silo_regress.baselines import FORMAT_FILE, BaselineStore, parse_relpath
+from silo_regress.baselines import (
+    FORMAT_FILE,
+    MAX_VARIANTS,
+    Baseline,
+    BaselineStore,
+    baseline_relpath,
+    group_variants,
+    layout_problem,
+    parse_relpath,
+)
 from silo_regress.canonical import FORMAT_VERSION, canonicalize
 from silo_regress.config import Config
 from silo_regress.errors import InputError
@@ -119,17 +128,91 @@ def _format(
             lines.append(f"reformatted     {shown}")
     if writes:
         store.write(writes, command="fmt")
+    only = None if not given else {_relpath(store, p) for p in files}
+    fixes = _renumber(config, store, check_only=check_only, only=only)
+    lines += fixes.lines
+    problems += fixes.problems
+    fixable = fixable and fixes.fixable
     return FormatResult(
         lines=tuple(lines),
         problems=tuple(dict.fromkeys(problems)),
         total=len(files),
-        written=len(writes),
+        written=len(writes) + fixes.written,
         reformattable=fixable,
     )
 
 
 def _shown(config: Config, path: Path) -> str:
     return config.relative(path)
+
+
+@dataclass
+class _Fixes:
+    """What renumbering did, gathered while it goes."""
+
+    lines: list[str]
+    problems: list[str]
+    written: int
+    fixable: bool
+
+
+def _relpath(store: BaselineStore, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(store.root.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _renumber(
+    config: Config, store: BaselineStore, *, check_only: bool, only: set[str] | None
+) -> _Fixes:
+    """Number each artifact's variants 1..N again: drop exact copies, close gaps, rename ~01.
+
+    Every distinct variant is kept: the new files are all in place before any old
+    name is removed, so an interrupted fmt leaves a copy, never a loss.
+    """
+    fixes = _Fixes([], [], 0, True)
+    for variants in group_variants(store.entries()).values():
+        if only is not None and not any(b.relpath in only for b in variants):
+            continue
+        shown = {b.relpath: config.relative(store.root / b.relpath) for b in variants}
+        contents: dict[bytes, Baseline] = {}
+        for baseline in variants:
+            try:
+                data = canonicalize(store.read(baseline), source=shown[baseline.relpath]).text
+            except InputError:
+                data = store.read(baseline)  # reported above as invalid; kept as it is
+            contents.setdefault(data, baseline)
+        kept = list(contents.items())
+        wanted = {
+            baseline_relpath(variants[0].ref, variants[0].artifact, n): data
+            for n, (data, _) in enumerate(kept, start=1)
+        }
+        problem = layout_problem(variants, shown=lambda b: config.relative(store.root / b.relpath))
+        copies = len(variants) - len(kept)
+        if len(kept) > MAX_VARIANTS:
+            fixes.fixable = False
+        if problem is None and not copies:
+            continue
+        first = shown[variants[0].relpath]
+        why = problem or f"{first}: {copies} variant(s) identical to another"
+        if check_only:
+            fixes.lines.append(f"variants        {why}")
+            fixes.problems.append(first)
+            continue
+        renamed = {b.relpath: f"variant {n}" for n, (_, b) in enumerate(kept, start=1)}
+        store.write([(store.root / rel, data) for rel, data in wanted.items()], command="fmt")
+        for baseline in variants:
+            if baseline.relpath not in wanted:
+                (store.root / baseline.relpath).unlink(missing_ok=True)
+        fixes.written += len(wanted)
+        for baseline in variants:
+            done = renamed.get(baseline.relpath, "dropped, a copy of another variant")
+            fixes.lines.append(f"renumbered      {shown[baseline.relpath]}: {done}")
+        if len(kept) > MAX_VARIANTS:
+            fixes.lines.append(f"variants        {why}")
+            fixes.problems.append(first)
+    return fixes
 
 
 def _artifact_of(config: Config, store: BaselineStore, path: Path) -> str:

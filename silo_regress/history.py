@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from silo_regress import behaviour, gitio
-from silo_regress.baselines import Baseline, BaselineSource, baseline_relpath, parse_relpath
+from silo_regress.baselines import (
+    MAX_VARIANTS,
+    Baseline,
+    BaselineSource,
+    baseline_relpath,
+    parse_relpath,
+)
 from silo_regress.behaviour.notes import (
     BaselineRemoved,
     ChangesNothing,
@@ -45,6 +51,11 @@ class ArtifactChange:
     behaviour: tuple[Note, ...] = ()
     detail: str | None = None
     changes: tuple[Change, ...] = ()
+    variant: int = 1  # which accepted variant of the artifact (TASK~N) changed
+
+    @property
+    def label(self) -> str:
+        return self.artifact if self.variant == 1 else f"{self.artifact} (variant {self.variant})"
 
 
 @dataclass(frozen=True)
@@ -153,7 +164,7 @@ def diff_sources(
     unchanged = 0
     for task in sorted(by_task, key=TaskRef.sort_key):
         found: list[ArtifactChange] = []
-        for baseline in sorted(by_task[task], key=lambda b: order.get(b.artifact, 99)):
+        for baseline in sorted(by_task[task], key=lambda b: (order.get(b.artifact, 99), b.variant)):
             change = compare_versions(
                 config,
                 baseline.artifact,
@@ -163,7 +174,7 @@ def diff_sources(
                 after_name=after.display_path(baseline),
             )
             if change is not None:
-                found.append(change)
+                found.append(replace(change, variant=max(baseline.variant, 1)))
         if found:
             tasks.append(TaskChange(task, tuple(found)))
         else:
@@ -183,11 +194,18 @@ def task_log(config: Config, ref: TaskRef) -> TaskLog:
     repo = gitio.find_repository(config.project)
     directory = repo.path_of(config.baselines_dir)
     ref = _log_ref(config, repo, directory, ref)
-    paths = {a: _join(directory, baseline_relpath(ref, a)) for a in config.artifacts}
-    commits = gitio.history(repo, paths.values())
+    # Every name an accepted variant can have: a commit that only added or
+    # dropped TASK~2 changed the task's behaviour too.
+    every = {
+        (a, n): _join(directory, baseline_relpath(ref, a, n))
+        for a in config.artifacts
+        for n in range(1, MAX_VARIANTS + 1)
+    }
+    paths = {a: every[(a, 1)] for a in config.artifacts}
+    commits = gitio.history(repo, every.values())
     names: list[str] = []
     for commit in commits:
-        for path in paths.values():
+        for path in every.values():
             names.append(f"{commit.sha}:{path}")
             if commit.parent is not None:
                 names.append(f"{commit.parent}:{path}")
@@ -195,11 +213,12 @@ def task_log(config: Config, ref: TaskRef) -> TaskLog:
     entries = []
     for commit in commits:
         found: list[ArtifactChange] = []
-        for artifact, path in paths.items():
+        for (artifact, variant), path in every.items():
             now = blobs.get(f"{commit.sha}:{path}")
             if commit.boundary:
                 if now is not None:
-                    found.append(_snapshot(config, artifact, now, f"{commit.short}:{path}"))
+                    snapshot = _snapshot(config, artifact, now, f"{commit.short}:{path}")
+                    found.append(replace(snapshot, variant=variant))
                 continue
             then = blobs.get(f"{commit.parent}:{path}") if commit.parent else None
             change = compare_versions(
@@ -211,7 +230,7 @@ def task_log(config: Config, ref: TaskRef) -> TaskLog:
                 after_name=f"{commit.short}:{path}",
             )
             if change is not None:
-                found.append(change)
+                found.append(replace(change, variant=variant))
         entries.append(LogEntry(commit, tuple(found)))
     # git shows the edge of a shallow clone as a root commit, so when the baselines
     # are older than the edge, that commit is in the list; otherwise nothing is missing.

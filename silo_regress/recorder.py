@@ -11,21 +11,33 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from silo_regress.baselines import FORMAT_FILE, BaselineStore
+from silo_regress.baselines import (
+    FORMAT_FILE,
+    MAX_VARIANTS,
+    Baseline,
+    BaselineStore,
+    layout_problem,
+)
 from silo_regress.canonical import (
     FORMAT_VERSION,
     apply_ignores,
     canonicalize,
+    parse,
     serialize,
 )
 from silo_regress.config import Config
 from silo_regress.errors import InputError, TaskRefError, VolatileContentError
+from silo_regress.jsondiff import diff_values
 from silo_regress.runclock import clock_of
 from silo_regress.runs import Run, RunIndex, newest_complete, read_artifact, result_is_complete
 from silo_regress.targets import ref_for_run
 from silo_regress.taskref import TaskRef
 from silo_regress.toolpath import IncompleteTraceError
 from silo_regress.volatile import Clock, might_be_volatile, scan_volatile
+
+
+class TooManyVariantsError(InputError):
+    """More distinct behaviours than a task may accept (DESIGN.md: at most 10)."""
 
 
 class FileState(enum.StrEnum):
@@ -52,6 +64,7 @@ class RecordedFile:
     path: str
     state: FileState
     data: bytes
+    variant: int = 1
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,7 @@ class Recording:
     run: Run
     files: tuple[RecordedFile, ...]
     passed_over: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()  # variants a reset removes, as shown to the user
 
 
 def choose_runs(
@@ -150,48 +164,112 @@ def _choose_all(config: Config, index: RunIndex) -> list[Choice]:
     return sorted(choices, key=lambda c: c.ref.sort_key())
 
 
-def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> list[Recording]:
-    """Canonicalize and vet every artifact of every choice; write nothing."""
+def prepare(
+    config: Config,
+    store: BaselineStore,
+    choices: Sequence[Choice],
+    *,
+    add_variant: bool = False,
+) -> list[Recording]:
+    """Canonicalize and vet every artifact of every choice; write nothing.
+
+    By default each artifact is reset to one variant (its other variants are
+    removed); ``add_variant`` keeps them and adds the run as the next variant
+    unless it equals one already.
+    """
+    _require_format(config, store)
+    recordings: list[Recording] = []
+    problems: list[str] = []
+    for choice in choices:
+        files: list[RecordedFile] = []
+        removed: list[str] = []
+        texts = _vetted(config, choice.run, problems)
+        for artifact, text in texts.items():
+            existing = store.variants_of(choice.ref, artifact)
+            if add_variant:
+                files.append(_added(config, store, choice.ref, artifact, text, existing))
+            else:
+                files.append(_file(config, store, choice.ref, artifact, text, 1))
+                removed += [_shown(config, store, b) for b in existing if b.variant != 1]
+        recordings.append(
+            Recording(
+                ref=choice.ref,
+                run=choice.run,
+                files=tuple(files),
+                passed_over=choice.passed_over,
+                removed=tuple(removed),
+            )
+        )
+    _refuse_volatile(problems)
+    return recordings
+
+
+def prepare_variants(
+    config: Config, store: BaselineStore, ref: TaskRef, runs: Sequence[Run]
+) -> Recording:
+    """``record --repeat N --variants``: every distinct result of ``runs`` as a variant.
+
+    Per artifact the most frequent result is variant 1, then the others by how
+    often (then how early) they appeared. The task's old variants are replaced.
+    """
+    _require_format(config, store)
+    problems: list[str] = []
+    results = [_vetted(config, run, problems) for run in runs]
+    _refuse_volatile(problems)
+    files: list[RecordedFile] = []
+    removed: list[str] = []
+    for artifact in config.artifacts:
+        seen: dict[bytes, int] = {}
+        for texts in results:
+            seen[texts[artifact]] = seen.get(texts[artifact], 0) + 1
+        distinct = sorted(seen, key=lambda t: -seen[t])  # stable: earlier first on a tie
+        if len(distinct) > MAX_VARIANTS:
+            raise TooManyVariantsError(_too_many(config, runs, artifact, distinct))
+        for number, text in enumerate(distinct, start=1):
+            files.append(_file(config, store, ref, artifact, text, number))
+        stale = store.variants_of(ref, artifact)
+        removed += [_shown(config, store, b) for b in stale if not 1 <= b.variant <= len(distinct)]
+    return Recording(ref=ref, run=runs[-1], files=tuple(files), removed=tuple(removed))
+
+
+def _require_format(config: Config, store: BaselineStore) -> None:
     version = store.format_version()
     if version is not None and version != str(FORMAT_VERSION):
         raise InputError(
             f"{config.relative(store.root / FORMAT_FILE)}: baselines are in format {version!r}, "
             f"this silo-regress writes format {FORMAT_VERSION}; run `silo-regress fmt` first"
         )
-    recordings: list[Recording] = []
-    problems: list[str] = []
-    for choice in choices:
-        files: list[RecordedFile] = []
-        clock: Clock | None = None
-        for artifact in config.artifacts:
-            source = config.relative(choice.run.path / artifact)
-            try:
-                data = read_artifact(choice.run, artifact, trace_events=config.trace_events)
-            except IncompleteTraceError as exc:
-                gap = exc.incomplete
-                raise InputError(
-                    f"{gap.describe(config.relative(gap.path))}, "
-                    f"so run {choice.run.name} cannot be recorded"
-                ) from None
-            if data is None:
-                raise InputError(f"{source}: missing, so run {choice.run.name} cannot be recorded")
-            doc = canonicalize(data, source=source)
-            value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
-            text = doc.text if value is doc.value else serialize(value)
-            if might_be_volatile(text):
-                clock = clock or clock_of(choice.run)
-                for finding in scan_volatile(
-                    value, artifact=artifact, clock=clock, exempt=config.scan_exempt
-                ):
-                    problems.append(f"{source} at {finding.pointer}: {finding.reason}")
-            path = store.path_for(choice.ref, artifact)
-            state = _state(store.read_existing(choice.ref, artifact), text)
-            files.append(RecordedFile(choice.ref, artifact, config.relative(path), state, text))
-        recordings.append(
-            Recording(
-                ref=choice.ref, run=choice.run, files=tuple(files), passed_over=choice.passed_over
-            )
-        )
+
+
+def _vetted(config: Config, run: Run, problems: list[str]) -> dict[str, bytes]:
+    """The canonical text of each artifact of ``run``; volatile findings go to ``problems``."""
+    texts: dict[str, bytes] = {}
+    clock: Clock | None = None
+    for artifact in config.artifacts:
+        source = config.relative(run.path / artifact)
+        try:
+            data = read_artifact(run, artifact, trace_events=config.trace_events)
+        except IncompleteTraceError as exc:
+            gap = exc.incomplete
+            raise InputError(
+                f"{gap.describe(config.relative(gap.path))}, so run {run.name} cannot be recorded"
+            ) from None
+        if data is None:
+            raise InputError(f"{source}: missing, so run {run.name} cannot be recorded")
+        doc = canonicalize(data, source=source)
+        value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+        text = doc.text if value is doc.value else serialize(value)
+        if might_be_volatile(text):
+            clock = clock or clock_of(run)
+            for finding in scan_volatile(
+                value, artifact=artifact, clock=clock, exempt=config.scan_exempt
+            ):
+                problems.append(f"{source} at {finding.pointer}: {finding.reason}")
+        texts[artifact] = text
+    return texts
+
+
+def _refuse_volatile(problems: Sequence[str]) -> None:
     if problems:
         shown = "; ".join(problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
@@ -199,16 +277,77 @@ def prepare(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> 
             f"refusing to record volatile content: {shown}{more}. Exempt the path with "
             "volatile-exempt or ignore it with ignore in [tool.silo-regress]"
         )
-    return recordings
 
 
-def record(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> list[Recording]:
+def _file(
+    config: Config, store: BaselineStore, ref: TaskRef, artifact: str, text: bytes, variant: int
+) -> RecordedFile:
+    path = store.path_for(ref, artifact, variant)
+    old = store.read_existing(ref, artifact, variant)
+    state = (
+        FileState.NEW if old is None else FileState.UNCHANGED if old == text else FileState.CHANGED
+    )
+    return RecordedFile(ref, artifact, config.relative(path), state, text, variant)
+
+
+def _added(
+    config: Config,
+    store: BaselineStore,
+    ref: TaskRef,
+    artifact: str,
+    text: bytes,
+    existing: Sequence[Baseline],
+) -> RecordedFile:
+    problem = layout_problem(existing, shown=lambda b: _shown(config, store, b))
+    if problem is not None:
+        raise InputError(f"{problem} before a variant can be added")
+    for baseline in existing:
+        if store.read_existing(ref, artifact, baseline.variant) == text:
+            return _file(config, store, ref, artifact, text, baseline.variant)
+    number = len(existing) + 1
+    if number > MAX_VARIANTS:
+        raise TooManyVariantsError(
+            f"{_shown(config, store, existing[0])}: already has {MAX_VARIANTS} accepted "
+            "variants; ignore the paths that vary (ignore in config), or reset the task "
+            f"with `silo-regress record {ref}`"
+        )
+    return _file(config, store, ref, artifact, text, number)
+
+
+def _shown(config: Config, store: BaselineStore, baseline: Baseline) -> str:
+    return config.relative(store.root / baseline.relpath)
+
+
+def _too_many(config: Config, runs: Sequence[Run], artifact: str, distinct: Sequence[bytes]) -> str:
+    values = [parse(text, source=artifact) for text in distinct]
+    paths: dict[str, None] = {}
+    for other in values[1:]:
+        for change in diff_values(values[0], other):
+            paths.setdefault(change.path or "(whole document)", None)
+    named = ", ".join(list(paths)[:10]) + (
+        f" and {len(paths) - 10} more" if len(paths) > 10 else ""
+    )
+    return (
+        f"refusing to record {len(distinct)} variants of {artifact} from {len(runs)} rollouts "
+        f"(at most {MAX_VARIANTS}); the paths that vary: {named}. Ignore them (ignore in "
+        "config) so the task has fewer behaviours. Nothing was recorded"
+    )
+
+
+def record(
+    config: Config,
+    store: BaselineStore,
+    choices: Sequence[Choice],
+    *,
+    add_variant: bool = False,
+) -> list[Recording]:
     """Vet and write the choices under the writer lock, so no other writer interleaves.
 
     Holding the lock from the read of the old baselines to the last rename is
     what keeps a racing ``fmt`` from putting a just-recorded baseline back.
     """
-    recordings = prepare(config, store, choices)  # refuses before anything is created
+    # Refuses before anything is created.
+    recordings = prepare(config, store, choices, add_variant=add_variant)
     with store.locked("record"):
         recordings = [_restated(store, recording) for recording in recordings]
         write(config, store, recordings)
@@ -218,7 +357,10 @@ def record(config: Config, store: BaselineStore, choices: Sequence[Choice]) -> l
 def _restated(store: BaselineStore, recording: Recording) -> Recording:
     """The recording with each file's state as the baselines stand now, under the lock."""
     files = tuple(
-        replace(file, state=_state(store.read_existing(file.ref, file.artifact), file.data))
+        replace(
+            file,
+            state=_state(store.read_existing(file.ref, file.artifact, file.variant), file.data),
+        )
         for file in recording.files
     )
     return replace(recording, files=files)
@@ -231,14 +373,27 @@ def _state(old: bytes | None, new: bytes) -> FileState:
 
 
 def write(config: Config, store: BaselineStore, recordings: Sequence[Recording]) -> None:
-    """Write every new or changed file in one go: all of them, or (on failure) none."""
+    """Write every new or changed file in one go: all of them, or (on failure) none.
+
+    Variants a reset leaves behind are removed only once every new file is in
+    place (and under the same writer lock), so an interrupted record never leaves
+    a task with fewer behaviours than it had before.
+    """
     store.prepare()
     files = [
-        (store.path_for(file.ref, file.artifact), file.data)
+        (store.path_for(file.ref, file.artifact, file.variant), file.data)
         for recording in recordings
         for file in recording.files
         if file.state is not FileState.UNCHANGED
     ]
     if store.format_version() is None:
         files.append((store.root / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode()))
-    store.write(files, command="record")
+    with store.locked("record"):
+        store.write(files, command="record")
+        for recording in recordings:
+            for shown in recording.removed:
+                try:
+                    (config.project / shown).unlink(missing_ok=True)
+                except OSError as exc:
+                    message = f"{shown}: cannot remove the old variant: {exc.strerror}"
+                    raise InputError(message) from None

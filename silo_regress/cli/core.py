@@ -63,6 +63,20 @@ def record(
     force: Annotated[
         bool, typer.Option("--force", help="With --repeat: record even when the runs disagree.")
     ] = False,
+    variants: Annotated[
+        bool,
+        typer.Option(
+            "--variants",
+            help="With --repeat: accept each distinct result as a variant (TASK~2...), up to 10.",
+        ),
+    ] = False,
+    add_variant: Annotated[
+        bool,
+        typer.Option(
+            "--add-variant",
+            help="Keep the task's accepted variants and add the newest run as another.",
+        ),
+    ] = False,
 ) -> int:
     """Store the newest complete run of each task as its baselines (canonical form).
 
@@ -83,16 +97,26 @@ def record(
         raise UsageError("--repeat makes new runs to record: give no --run with it")
     if force and repeat is None:
         raise UsageError("--force only applies with --repeat N")
+    if variants and repeat is None:
+        raise UsageError(
+            "--variants only applies with --repeat N (record TASK --add-variant adds one)"
+        )
+    if variants and force:
+        raise UsageError("--variants records every result, --force only the newest: choose one")
+    if add_variant and repeat is not None:
+        raise UsageError("--add-variant adds one run: use --repeat N --variants for several")
     if repeat is not None:
         from silo_regress.cli.runner import record_repeated
 
-        return record_repeated(g, config, parsed, all_tasks=all_tasks, repeat=repeat, force=force)
+        return record_repeated(
+            g, config, parsed, all_tasks=all_tasks, repeat=repeat, force=force, variants=variants
+        )
     index = index_runs(config.runs_dir)
     for skipped in index.unidentified:  # e.g. a run.json naming "../x": never a path
         warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
     store = working_tree(config)
     choices = recorder.choose_runs(config, index, parsed, all_tasks=all_tasks, run_name=run)
-    recordings = recorder.record(config, store, choices)
+    recordings = recorder.record(config, store, choices, add_variant=add_variant)
     out(render_recordings(recordings, color=g.use_color()))
     return 0
 

@@ -27,7 +27,7 @@ from silo_regress.cli.common import (
 from silo_regress.errors import ExitCode, InputError, RunnerError
 
 if TYPE_CHECKING:
-    from silo_regress.baselines import BaselineSource
+    from silo_regress.baselines import BaselineSource, BaselineStore
     from silo_regress.config import Config
     from silo_regress.runner import Batch, Event, Exited, Stability, Task
     from silo_regress.runs import Run
@@ -152,9 +152,13 @@ def record_repeated(
     all_tasks: bool,
     repeat: int,
     force: bool,
+    variants: bool = False,
     jobs: int | None = None,
 ) -> int:
-    """``record --repeat N``: run each task N times, record it only if the runs agree."""
+    """``record --repeat N``: run each task N times, record it only if the runs agree.
+
+    With ``variants`` every distinct result is recorded as an accepted variant.
+    """
     from silo_regress import recorder, runner
     from silo_regress.render.text import render_recordings
     from silo_regress.runcache import index_runs
@@ -168,6 +172,8 @@ def record_repeated(
         return int(ExitCode.BAD_INPUT)
     stabilities = runner.assess(config, batch, tasks, repeat=repeat)
     out(render_stability(stabilities, color=g.use_color()))
+    if variants:
+        return _record_variants(g, config, store, stabilities)
     unstable = [s for s in stabilities if not s.stable]
     if unstable and not force:
         names = ", ".join(s.task.label for s in unstable)
@@ -188,6 +194,28 @@ def record_repeated(
             warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
     recordings = recorder.record(config, store, choices)
+    out(render_recordings(recordings, color=g.use_color()))
+    return 0
+
+
+def _record_variants(
+    g: Globals, config: Config, store: BaselineStore, stabilities: Sequence[Stability]
+) -> int:
+    from silo_regress import recorder
+    from silo_regress.render.text import render_recordings
+
+    recordings = []
+    for stability in stabilities:
+        if stability.broken or len(stability.runs) < stability.expected:
+            raise InputError(
+                f"{config.relative(config.runs_dir)}: {len(stability.broken)} of "
+                f"{stability.expected} rollouts of {stability.task.label} left no complete "
+                "result, so its variants are not known; nothing was recorded"
+            )
+        recordings.append(
+            recorder.prepare_variants(config, store, stability.task.ref, stability.runs)
+        )
+    recorder.write(config, store, recordings)
     out(render_recordings(recordings, color=g.use_color()))
     return 0
 

@@ -87,7 +87,7 @@ def source_diff_text(diff: SourceDiff, *, color: bool = False) -> str:
     for task in diff.tasks:
         for change in task.artifacts:
             kind = palette.paint(change.kind.value, *_KIND_STYLE.get(change.kind, ()))
-            out.append(f"{palette.paint(str(task.task), 'bold')}  {change.artifact}  {kind}")
+            out.append(f"{palette.paint(str(task.task), 'bold')}  {change.label}  {kind}")
             if change.detail:
                 out.append(f"  {change.detail}")
             out.extend(f"  - {word(note)}" for note in change.behaviour)
@@ -108,7 +108,7 @@ def source_diff_markdown(diff: SourceDiff) -> str:
         for task in diff.tasks:
             for change in task.artifacts:
                 out.append(
-                    f"| {code(str(task.task))} | {code(change.artifact)} "
+                    f"| {code(str(task.task))} | {code(change.label)} "
                     f"| {change.kind.value} | {_notes(change)} |"
                 )
         out.append("")
@@ -124,6 +124,7 @@ def _task_json(task: TaskChange) -> dict[str, Any]:
         "artifacts": [
             {
                 "artifact": c.artifact,
+                "variant": c.variant,
                 "change": c.kind.value,
                 "behaviour": words(c.behaviour),
                 "detail": c.detail,

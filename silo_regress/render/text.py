@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from silo_regress.outcome import Outcome, Report, Verdict
-from silo_regress.overview import Status
+from silo_regress.overview import Status, StatusRow
 from silo_regress.recorder import FileState, Recording
 
 if TYPE_CHECKING:
@@ -196,6 +196,7 @@ def render_recordings(recordings: Iterable[Recording], *, color: bool = False) -
             out.append(
                 f"  {palette.paint(f'{file.state.value:<9}', *style[file.state])} {file.path}"
             )
+        out.extend(f"  {palette.paint('removed  ', 'yellow')} {path}" for path in recording.removed)
     return "\n".join(out) + "\n"
 
 
@@ -207,6 +208,15 @@ def format_age(seconds: float | None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return f"{int(seconds)}s ago"
+
+
+def _baseline_names(row: StatusRow) -> str:
+    """``result,state-diff``; an artifact with accepted variants shows how many: ``result(3)``."""
+    counts = row.variants or (1,) * len(row.baselines)
+    return ",".join(
+        a.removesuffix(".json") + (f"({n})" if n > 1 else "")
+        for a, n in zip(row.baselines, counts, strict=True)
+    )
 
 
 def render_status(status: Status, *, color: bool = False) -> str:
@@ -221,7 +231,7 @@ def render_status(status: Status, *, color: bool = False) -> str:
             (
                 str(row.task),
                 row.environment or "-",
-                ",".join(a.removesuffix(".json") for a in row.baselines) or "-",
+                _baseline_names(row) or "-",
                 row.newest_run or "-",
                 format_age(row.run_age_seconds),
                 verdict,
