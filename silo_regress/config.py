@@ -404,12 +404,12 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
     task_overrides: dict[TaskRef, Overrides] = {}
     for text, sub in _table(table, "tasks", where).items():
         sub_where = f"{where} tasks.{_key(text)}"
+        if "~" in text:
+            raise ConfigError(f"{sub_where}: a task ref cannot contain '~' (variants use it)")
         try:
             ref = parse_ref(text)
         except TaskRefError as exc:
             raise ConfigError(f"{sub_where}: {exc.message}") from None
-        if "~" in text:
-            raise ConfigError(f"{sub_where}: a task ref cannot contain '~' (variants use it)")
         if not isinstance(sub, dict):
             raise ConfigError(f"{sub_where}: must be a table, not {_kind(sub)}")
         _known_keys(sub, _OVERRIDE_KEYS, sub_where)
