@@ -77,11 +77,25 @@ def test_a_changed_path_fails_check_in_every_format(tmp_path: Path) -> None:
     text = project.cli("check")
     assert text.exit_code == 1
     assert "tool-events.json" in text.stdout and "CHANGED" in text.stdout
+    assert "    - call 2 update_deal: input.amount 140000 -> 14000\n" in text.stdout
     report = json.loads(project.cli("check", "--format", "json").stdout)
     [changed] = [r for r in report["results"] if r["status"] == "changed"]
     assert changed["artifact"] == "tool-events.json"
     assert changed["run"].endswith("/trace.jsonl")
     assert changed["changes"] == [{"path": "/2/input/amount", "baseline": 140000, "run": 14000}]
+    assert changed["notes"] == [
+        {
+            "kind": "tool-call-changed",
+            "call": 2,
+            "tool": "update_deal",
+            "side": "input",
+            "path": "/amount",
+            "baseline": 140000,
+            "run": 14000,
+        }
+    ]
+    markdown = project.cli("check", "--format", "markdown").stdout
+    assert "| call 2 update_deal: input.amount 140000 -> 14000 |" in markdown
     for fmt in ("markdown", "junit", "github"):
         out = project.cli("check", "--format", fmt)
         assert out.exit_code == 1 and "tool-events.json" in out.stdout, fmt

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from silo_regress.behaviour import generic, result, state
+from silo_regress.behaviour import generic, result, state, toolevents
 from silo_regress.behaviour.notes import Note
 
 
@@ -27,6 +27,7 @@ class Profile(Protocol):
 PROFILES: dict[str, Profile] = {
     result.ARTIFACT: result,
     state.ARTIFACT: state,
+    toolevents.ARTIFACT: toolevents,
 }
 
 

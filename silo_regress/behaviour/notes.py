@@ -190,6 +190,87 @@ class ScalarsReordered:
     KIND: ClassVar[str] = "scalars-reordered"
 
 
+# --- tool-events.json (the tool path) ---------------------------------------------
+# Calls are numbered from 1 in the order the agent made them; ``call`` is the run's
+# number, except for a dropped call, which only the baseline has.
+
+
+@dataclass(frozen=True, slots=True)
+class CallsCounted:
+    """The number of tool calls differs."""
+
+    KIND: ClassVar[str] = "tool-calls-counted"
+    baseline: int
+    run: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCountChanged:
+    """One tool is called more or less often."""
+
+    KIND: ClassVar[str] = "tool-count-changed"
+    tool: str
+    baseline: int
+    run: int
+
+
+@dataclass(frozen=True, slots=True)
+class CallChanged:
+    """The first call where the paths diverge: one changed value of its input or output.
+
+    ``side`` is ``input`` or ``output``; ``path`` the JSON Pointer beneath it.
+    """
+
+    KIND: ClassVar[str] = "tool-call-changed"
+    call: int
+    tool: str
+    side: str
+    path: str
+    baseline: JsonValue | Missing
+    run: JsonValue | Missing
+
+
+@dataclass(frozen=True, slots=True)
+class CallErrorChanged:
+    """A call that now errors (``errors``) or no longer does; ``code`` is the error's."""
+
+    KIND: ClassVar[str] = "tool-error-changed"
+    call: int
+    tool: str
+    errors: bool
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallInserted:
+    """A call only the run makes; ``code`` when it errors."""
+
+    KIND: ClassVar[str] = "tool-call-inserted"
+    call: int
+    tool: str
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallDropped:
+    """A call only the baseline makes (``call`` is the baseline's number)."""
+
+    KIND: ClassVar[str] = "tool-call-dropped"
+    call: int
+    tool: str
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPathRecorded:
+    """A new tool-path baseline: how many calls, how many of them errors."""
+
+    KIND: ClassVar[str] = "tool-path-recorded"
+    calls: int
+    errors: int
+    as_of: bool = False
+
+
 # --- any artifact -----------------------------------------------------------------
 
 
@@ -276,6 +357,13 @@ Note: TypeAlias = (
     | CollectionChanged
     | ScalarChanged
     | ScalarsReordered
+    | CallsCounted
+    | ToolCountChanged
+    | CallChanged
+    | CallErrorChanged
+    | CallInserted
+    | CallDropped
+    | ToolPathRecorded
     | ValueChanged
     | Recorded
     | FailedRequired

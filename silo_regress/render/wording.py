@@ -12,6 +12,11 @@ from collections.abc import Iterable
 
 from silo_regress.behaviour.notes import (
     BaselineRemoved,
+    CallChanged,
+    CallDropped,
+    CallErrorChanged,
+    CallInserted,
+    CallsCounted,
     ChangesNothing,
     CheckAdded,
     CheckFieldChanged,
@@ -34,6 +39,8 @@ from silo_regress.behaviour.notes import (
     ScalarsReordered,
     Segment,
     SegmentKind,
+    ToolCountChanged,
+    ToolPathRecorded,
     Transition,
     ValueChanged,
     ValuesChanged,
@@ -140,6 +147,16 @@ def _transition(entry: Transition) -> str:
     return _change(entry.start, entry.end)
 
 
+def dotted(pointer: str) -> str:
+    """A JSON Pointer beneath a call's side as people write it: ``/items/0/id`` ->
+    ``.items[0].id`` (an all-digit segment reads as an index)."""
+    out = []
+    for part in pointer.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        out.append(f"[{part}]" if part.isdigit() else f".{part}")
+    return "".join(out)
+
+
 def _sentence(note: Note) -> str:
     match note:
         case PassedChanged(baseline=b, run=r):
@@ -187,6 +204,24 @@ def _sentence(note: Note) -> str:
             return f"scalar {name} changed"
         case ScalarsReordered():
             return "scalars reordered"
+        case CallsCounted(baseline=b, run=r):
+            return f"tool calls {b} -> {r} ({r - b:+d})"
+        case ToolCountChanged(tool=tool, baseline=b, run=r):
+            return f"{r - b:+d} {tool} ({b} -> {r} call{'s' * (r != 1)})"
+        case CallChanged(call=n, tool=tool, side=side, path=path, baseline=b, run=r):
+            return f"call {n} {tool}: {side}{dotted(path)} {_change(b, r)}"
+        case CallErrorChanged(call=n, tool=tool, errors=True, code=code):
+            return f"call {n} {tool} now errors" + (f" ({code})" if code else "")
+        case CallErrorChanged(call=n, tool=tool, code=code):
+            return f"call {n} {tool} no longer errors" + (f" (was {code})" if code else "")
+        case CallInserted(call=n, tool=tool, code=code):
+            return f"call {n} {tool} inserted" + (f" (errors: {code})" if code else "")
+        case CallDropped(call=n, tool=tool, code=code):
+            return f"baseline call {n} {tool} dropped" + (f" (it errored: {code})" if code else "")
+        case ToolPathRecorded(calls=calls, errors=errors, as_of=as_of):
+            lead = "as of here" if as_of else "recorded"
+            tail = f", {errors} error{'s' * (errors != 1)}" if errors else ""
+            return f"{lead}: {calls} tool call{'s' * (calls != 1)}{tail}"
         case ValueChanged(path=path, baseline=b, run=r):
             return f"{path or '/'}: {_change(b, r)}"
         case Recorded(passes=None):
