@@ -54,7 +54,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.behaviour": [
         ("notes",),
         ("generic", "codec"),
-        ("result", "state"),
+        ("result", "state", "toolevents"),
     ],
     "silo_regress.render": [
         ("wording", "hunks"),
