@@ -12,7 +12,7 @@ import enum
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -352,12 +352,26 @@ class MappingSource:
     label: str
     display_root: str = "baselines"
     kind: SourceKind = SourceKind.COMMIT
+    # Paths git holds as a symbolic link or submodule: path -> what it is. One named
+    # like a baseline is listed, and reading it raises, so it gets a verdict.
+    special: Mapping[str, str] = field(default_factory=dict)
 
     def entries(self) -> list[Baseline]:
-        found = [b for p in self.files if (b := parse_relpath(p, self.artifacts)) is not None]
+        paths = [*self.files, *(p for p in self.special if p not in self.files)]
+        found = [b for p in paths if (b := parse_relpath(p, self.artifacts)) is not None]
         return sort_baselines(found, self.artifacts)
 
     def read(self, baseline: Baseline) -> bytes:
+        what = self.special.get(baseline.relpath)
+        if what is not None:
+            from silo_regress.fsio import FileError, FileKind
+
+            kind = FileKind.SYMLINK if what == "symbolic link" else FileKind.OTHER
+            raise FileError(
+                f"{self.display_path(baseline)}: is a {what} in git, not a baseline file "
+                "(git stores the link, not the file it points to)",
+                kind=kind,
+            )
         return self.files[baseline.relpath]
 
     def format_version(self) -> str | None:
@@ -389,10 +403,16 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
                 + "); resolve it, re-record the task if needed, then `git add` it"
             )
         return MappingSource(
-            index.files, config.artifacts, INDEX_LABEL, shown, kind=SourceKind.INDEX
+            index.files,
+            config.artifacts,
+            INDEX_LABEL,
+            shown,
+            kind=SourceKind.INDEX,
+            special=index.special,
         )
     commit = gitio.resolve_commit(repo, ref)
-    return MappingSource(gitio.read_tree(repo, commit, directory), config.artifacts, ref, shown)
+    files, special = gitio.read_tree_entries(repo, commit, directory)
+    return MappingSource(files, config.artifacts, ref, shown, special=special)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

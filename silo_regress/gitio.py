@@ -34,6 +34,7 @@ _PATH_VARIABLES = (
     "GIT_COMMON_DIR",
 )
 _REGULAR_FILE_MODES = {b"100644", b"100755"}
+_SPECIAL_MODES = {b"120000": "symbolic link", b"160000": "submodule"}
 _NOT_A_REPO = "not a git repository"
 
 
@@ -66,6 +67,9 @@ class IndexFiles:
 
     files: dict[str, bytes]  # path relative to the directory -> staged bytes
     conflicted: tuple[str, ...]  # paths relative to the directory
+    # Paths staged as something other than a file (a symbolic link, a submodule):
+    # path -> what it is. A baseline staged as a link must get a verdict, not vanish.
+    special: dict[str, str] = field(default_factory=dict)
 
 
 class PathState(enum.StrEnum):
@@ -285,6 +289,7 @@ def read_index(repo: Repository, directory: str) -> IndexFiles:
     out = _git(repo, "ls-files", "--stage", "-z", "--full-name", *_pathspec(directory))
     shas: dict[str, str] = {}
     conflicted: list[str] = []
+    special: dict[str, str] = {}
     for record in out.split(b"\0"):
         if not record:
             continue
@@ -295,15 +300,25 @@ def read_index(repo: Repository, directory: str) -> IndexFiles:
             conflicted.append(path)
         elif mode in _REGULAR_FILE_MODES:
             shas[path] = sha.decode("ascii")
+        elif mode in _SPECIAL_MODES:
+            special[path] = _SPECIAL_MODES[mode]
     blobs = read_blobs(repo, list(shas.values()))
     files = {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
-    return IndexFiles(files=files, conflicted=tuple(sorted(set(conflicted))))
+    return IndexFiles(files=files, conflicted=tuple(sorted(set(conflicted))), special=special)
 
 
 def list_tree(repo: Repository, commit: str, directory: str) -> dict[str, str]:
     """Regular files under ``directory`` in ``commit`` (a full hash): path -> blob hash."""
+    return _ls_tree(repo, commit, directory)[0]
+
+
+def _ls_tree(
+    repo: Repository, commit: str, directory: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(regular files: path -> blob hash, links and submodules: path -> what it is)."""
     out = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, *_pathspec(directory))
     shas: dict[str, str] = {}
+    special: dict[str, str] = {}
     for record in out.split(b"\0"):
         if not record:
             continue
@@ -311,7 +326,19 @@ def list_tree(repo: Repository, commit: str, directory: str) -> dict[str, str]:
         mode, kind, sha = meta.split(b" ")
         if kind == b"blob" and mode in _REGULAR_FILE_MODES:
             shas[_strip(_decode_path(raw_path), directory)] = sha.decode("ascii")
-    return shas
+        elif mode in _SPECIAL_MODES:
+            special[_strip(_decode_path(raw_path), directory)] = _SPECIAL_MODES[mode]
+    return shas, special
+
+
+def read_tree_entries(
+    repo: Repository, commit: str, directory: str
+) -> tuple[dict[str, bytes], dict[str, str]]:
+    """:func:`read_tree`, plus the links and submodules it leaves out (path -> kind)."""
+    shas, special = _ls_tree(repo, commit, directory)
+    blobs = read_blobs(repo, list(shas.values()))
+    files = {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
+    return files, special
 
 
 def read_tree(repo: Repository, commit: str, directory: str) -> dict[str, bytes]:

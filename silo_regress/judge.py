@@ -22,6 +22,7 @@ from silo_regress.canonical import (
 )
 from silo_regress.config import Config
 from silo_regress.errors import InputError
+from silo_regress.fsio import FileError
 from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Outcome, Report, Verdict
 from silo_regress.runclock import clock_of
@@ -274,7 +275,14 @@ def _judge(
     artifact = baseline.artifact
     if wrong_version is not None:
         return replace(blank, verdict=Verdict.FORMAT_VERSION, detail=wrong_version)
-    baseline_bytes = source.read(baseline)
+    try:
+        baseline_bytes = source.read(baseline)
+    except FileError as exc:
+        if exc.kind is None:  # unreadable (permission, I/O): a setup problem, exit 3
+            raise
+        # A FIFO, link or directory where a baseline belongs: compared with nothing,
+        # so it must fail the check, never be skipped.
+        return replace(blank, verdict=Verdict.NOT_CANONICAL, detail=exc.message)
     read = replace(blank, baseline_text=baseline_bytes)
     if run is None or result is None:
         return replace(

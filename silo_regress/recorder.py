@@ -141,11 +141,23 @@ def _choose_named(config: Config, index: RunIndex, refs: Sequence[TaskRef], name
     else:
         ref = ref_for_run(config, index, run.environment, run.task_id)
     if not result_is_complete(run):
-        raise InputError(
-            f"{config.relative(run.path / 'result.json')}: missing or incomplete, "
-            "so this run has no result to record"
-        )
+        raise InputError(f"{_why_incomplete(config, run)}, so this run has no result to record")
     return Choice(ref=ref, run=run)
+
+
+def _why_incomplete(config: Config, run: Run) -> str:
+    """The exact reason, JSON Pointer included, that a run's result.json is unusable."""
+    shown = config.relative(run.path / "result.json")
+    try:
+        data = read_artifact(run, "result.json")
+        if data is None:
+            return f"{shown}: missing"
+        value = canonicalize(data, source=shown).value
+    except InputError as exc:
+        return exc.message
+    except (OSError, ValueError):
+        return f"{shown}: missing or incomplete"
+    return f"{shown}: not a JSON object" if not isinstance(value, dict) else f"{shown}: incomplete"
 
 
 def _choose_all(config: Config, index: RunIndex) -> list[Choice]:

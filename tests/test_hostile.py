@@ -226,11 +226,13 @@ def test_odd_baseline_paths_are_never_skipped_silently(project: SiloProject, kin
         path.mkdir()
     else:
         path.symlink_to("/etc/hostname")
-    for command in (("check",), ("fmt",), ("fmt", "--check"), ("status",), ("record", "TASK-001")):
+    for command in (("check",), ("fmt",), ("fmt", "--check"), ("record", "TASK-001")):
         done = _cli(project, *command)
         assert done.returncode in (1, 3), (command, done.stdout, done.stderr)
         assert "baselines/TASK-001.result.json" in done.stdout + done.stderr, command
         assert "Traceback" not in done.stderr
+    status = _cli(project, "status")  # a table that always exits 0, with the verdict in it
+    assert status.returncode == 0 and "not-canonical" in status.stdout, status.stdout
     assert path.is_symlink() or (os.path.lexists(path) and not path.is_file())
 
 
@@ -430,3 +432,51 @@ def test_write_atomic_keeps_a_symlink_a_link(tmp_path: Path) -> None:
     link.symlink_to(real.name)
     write_atomic(link, b"new")
     assert link.is_symlink() and real.read_bytes() == b"new"
+
+
+# --- baselines that are links in git, values a run may not hold ----------------------
+
+
+def test_a_baseline_staged_as_a_symlink_is_a_verdict(tmp_path: Path) -> None:
+    """It vanished from the hook: `11 match`, exit 0, one artifact no longer compared."""
+    from gitrepo import commit_all, recorded
+
+    project = recorded(tmp_path / "repo")
+    path = project.baselines / "TASK-001.result.json"
+    path.unlink()
+    path.symlink_to("/etc/hostname")
+    subprocess.run(["git", "add", "baselines"], cwd=project.root, check=True)
+    for args in (("check", "--staged"), ("check", "--against", "HEAD")):
+        if args[1] == "--against":
+            commit_all(project, "A link where a baseline was")
+        result = project.cli(*args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "1 not-canonical" in result.stdout
+        assert "TASK-001.result.json" in result.stdout
+        assert "is a symbolic link in git, not a baseline file" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (b"NaN", "NaN is not valid JSON at /reward"),
+        (b"1e400", "number 1e400 is out of range for a double at /reward"),
+        (b'"a\xffb"', "not valid UTF-8 (byte 35) at /reward"),
+    ],
+)
+def test_bad_values_in_a_run_are_refused_with_their_pointer(
+    project: SiloProject, value: bytes, reason: str
+) -> None:
+    run = project.add_run("TASK-001")
+    data = (run / "result.json").read_bytes()
+    assert b'"reward": ' in data
+    (run / "result.json").write_bytes(data.replace(b'"reward": 1', b'"reward": ' + value, 1))
+    offset = (run / "result.json").read_bytes().index(b"\xff") if b"\xff" in value else None
+    if offset is not None:
+        reason = reason.replace("35", str(offset))
+    result = project.cli("record", "--run", run.name)
+    assert result.exit_code == 3, result.output
+    assert result.stderr == (
+        f"silo-regress: error: .silo/runs/{run.name}/result.json: {reason}, "
+        "so this run has no result to record\n"
+    )
