@@ -127,7 +127,10 @@ def test_record_a_named_run(project: SiloProject) -> None:
             "run_other is a run of crm-west/TASK-003, not of TASK-002",
         ),
         (("TASK-002", "TASK-003", "--run", "run_new"), "--run records one run"),
-        (("--run", "run_broken"), ".silo/runs/run_broken/result.json: ends early at line 1 column 2 (truncated file?)"),
+        (
+            ("--run", "run_broken"),
+            ".silo/runs/run_broken/result.json: ends early at line 1 column 2 (truncated file?)",
+        ),
         (("--run", "run_404"), ".silo/runs/run_404: no such run"),
     ):
         result = project.cli("record", *args)
