@@ -225,7 +225,12 @@ def _distance(changes: Sequence[Change]) -> float:
 def _duplicate(source: BaselineSource, variants: Sequence[Baseline]) -> str | None:
     seen: dict[bytes, Baseline] = {}
     for baseline in variants:
-        data = source.read(baseline)
+        try:
+            data = source.read(baseline)
+        except FileError as exc:
+            if exc.kind is None:
+                raise
+            continue  # a FIFO or link where a variant belongs gets its own verdict
         if data in seen:
             return (
                 f"{source.display_path(baseline)} is identical to "
