@@ -15,13 +15,15 @@ A is ``--against DIR``, B this checkout; each side runs from its own source tree
 (PYTHONPATH) with its own bytecode cache (PYTHONPYCACHEPREFIX, written once before
 timing) and its own copy of each project, so neither side reads the other's run
 cache. Rounds alternate A B A B; the figures are medians and minimums of each side
-and the median of the per-round B/A ratios, which stays steady on a shared machine.
+and the median of the per-round B/A ratios, of wall time and of CPU time (user +
+system of the child): on a shared machine the CPU time barely moves with the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -74,34 +76,36 @@ class Side:
         self.env["PYTHONPYCACHEPREFIX"] = str(work / f"pycache-{name}")
         self.env.pop("NO_COLOR", None)
 
-    def run(self, project: Path, *args: str) -> float:
+    def run(self, project: Path, *args: str) -> tuple[float, float]:
+        """Wall time and CPU time (user + system) of one command, in seconds."""
         argv = [sys.executable, "-m", "silo_regress", "--project", str(project), *args]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise SystemExit(f"{self.name}: {' '.join(argv)} exit {done.returncode}\n{done.stderr}")
-        return elapsed
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return elapsed, cpu
 
 
 def measure(label: str, a: Side, b: Side, projects: dict[str, Path], pairs: int) -> None:
     for side in (a, b):  # bytecode written and caches warm before anything is timed
         side.run(projects[side.name], "check")
         side.run(projects[side.name], "check")
-    times: dict[str, list[float]] = {a.name: [], b.name: []}
-    ratios = []
+    times: dict[str, list[tuple[float, float]]] = {a.name: [], b.name: []}
     for _ in range(pairs):
-        ta = a.run(projects[a.name], "check")
-        tb = b.run(projects[b.name], "check")
-        times[a.name].append(ta)
-        times[b.name].append(tb)
-        ratios.append(tb / ta)
-    line = [f"{label:<28}"]
-    for side in (a, b):
-        ms = [t * 1000 for t in times[side.name]]
-        line.append(f"{side.name}: median {statistics.median(ms):6.1f} ms, min {min(ms):6.1f} ms")
-    line.append(f"B/A median {statistics.median(ratios):.3f}")
-    print("  ".join(line), flush=True)
+        for side in (a, b):
+            times[side.name].append(side.run(projects[side.name], "check"))
+    for n, kind in enumerate(("wall", "cpu")):
+        line = [f"{label:<28} {kind:<4}"]
+        for side in (a, b):
+            ms = [t[n] * 1000 for t in times[side.name]]
+            line.append(f"{side.name}: median {statistics.median(ms):6.1f} ms, min {min(ms):6.1f}")
+        ratios = [tb[n] / ta[n] for ta, tb in zip(times[a.name], times[b.name], strict=True)]
+        line.append(f"B/A median {statistics.median(ratios):.3f}")
+        print("  ".join(line), flush=True)
 
 
 def main() -> None:

@@ -267,6 +267,7 @@ def test_log_summarises_each_commit_newest_first(tmp_path: Path) -> None:
     state = document["commits"][0]["artifacts"][1]
     assert state["artifact"] == "state-diff.json"
     assert state["behaviour"][0].startswith("auditLog.added: +AUD-0003")
+    assert state["notes"][0]["kind"] == "ids-changed"  # the same behaviour, as data
 
 
 def test_log_refs(tmp_path: Path) -> None:

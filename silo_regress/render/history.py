@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from silo_regress.behaviour.codec import note_json
 from silo_regress.behaviour.notes import Note
 from silo_regress.history import (
     ArtifactChange,
@@ -127,6 +128,7 @@ def _task_json(task: TaskChange) -> dict[str, Any]:
                 "variant": c.variant,
                 "change": c.kind.value,
                 "behaviour": words(c.behaviour),
+                "notes": [note_json(n) for n in c.behaviour],
                 "detail": c.detail,
                 "changes": [change_json(x) for x in c.changes],
             }
