@@ -41,22 +41,49 @@ function runId(startedAt, pid) {
 
 const iso = (ms) => new Date(ms).toISOString();
 
-// trace.jsonl: every event has "at"; tool results carry durationMs only when the run
-// was made by the newer Silo (`newTrace`), as in SILO_FORMAT.md.
-function trace(startMs, durationMs, calls, { end = null, newTrace = false, crash = null } = {}) {
-  const events = [{ at: iso(startMs), event: "rollout_start", maxToolCalls: 20 }];
+// trace.jsonl as SILO_FORMAT.md describes both versions. Every event has "seq" (from 1)
+// and "at". Older Silo (default): only tool_call {seq,type,at,tool,input} and
+// tool_result {seq,type,at,tool,output,isError}, `input` left out when the agent passed
+// nothing. Newer Silo (`newTrace`): run_start first, calls and results paired by
+// callId (from 1), results with durationMs, then agent_output, run_end and
+// verifier_result. A failed call's output is {code, message[, details]}. A crashed
+// rollout's trace stops where the process died.
+function trace(startMs, durationMs, calls, { task, result = null, newTrace = false, crash = null, end = null } = {}) {
+  const events = [];
+  const push = (at, event) => events.push({ seq: events.length + 1, ...event, at: iso(at) });
+  const reorder = (e) => {
+    // Silo's own key order: seq, type, at, then the event's fields.
+    const { seq, type, at, ...rest } = e;
+    return { seq, type, at, ...rest };
+  };
+  if (newTrace) {
+    const tools = [...new Set(calls.map((c) => c.tool))];
+    push(startMs, { type: "run_start", task, config: { maxToolCalls: 20, timeoutMs: 60000 }, tools });
+  }
   const step = Math.floor((durationMs - 800) / Math.max(calls.length, 1));
   calls.forEach((c, i) => {
     const t = startMs + 400 + i * step;
-    events.push({ at: iso(t), event: "tool_call", tool: c.tool, args: c.args });
-    const res = { at: iso(t + Math.floor(step / 3)), event: "tool_result", tool: c.tool, ok: !c.error };
-    if (c.error) res.error = c.error;
-    if (newTrace) res.durationMs = Math.floor(step / 3);
-    events.push(res);
+    const took = Math.floor(step / 3);
+    const call = { type: "tool_call" };
+    if (newTrace) call.callId = i + 1;
+    call.tool = c.tool;
+    if (c.args !== undefined) call.input = c.args;
+    push(t, call);
+    const res = { type: "tool_result" };
+    if (newTrace) res.callId = i + 1;
+    res.tool = c.tool;
+    res.output = c.error ? { code: c.code ?? "tool_error", message: c.error, ...(c.details ? { details: c.details } : {}) } : (c.output ?? { ok: true });
+    res.isError = Boolean(c.error);
+    if (newTrace) res.durationMs = took;
+    push(t + took, res);
   });
-  if (crash) events.push({ at: iso(startMs + durationMs), event: "agent_error", message: crash });
-  if (end) events.push({ at: iso(startMs + durationMs), event: "rollout_end", terminationReason: end });
-  return events;
+  if (newTrace && !crash && result) {
+    const at = startMs + durationMs - 200;
+    push(at, { type: "agent_output", output: result.agentOutput });
+    push(at + 1, { type: "run_end", terminationReason: end, error: result.error });
+    push(at + 150, { type: "verifier_result", passed: result.passed, reward: result.reward });
+  }
+  return events.map(reorder);
 }
 
 // --- the world ----------------------------------------------------------------------
@@ -301,7 +328,7 @@ function run(spec) {
     calls: [
       find,
       merge("CON-040", "CON-038"),
-      { ...merge("CON-022", "CON-017"), error: "CON-022 still owns OPP-011; re-assign it first" },
+      { ...merge("CON-022", "CON-017"), code: "conflict", error: "CON-022 still owns OPP-011; re-assign it first" },
       { tool: "get_contact", args: { id: "CON-022" } },
       { tool: "get_opportunity", args: { id: "OPP-011" } },
     ],
@@ -414,6 +441,63 @@ function run(spec) {
   });
 }
 
+// ---- crm-west / TASK-006: correct a deal amount (the tool path is baselined) --------
+// The older run is from an older Silo (no run_start, no callId); the newest from a newer
+// one. Tool outputs hold simulated ERP date-times (invoiceDate), far from the runs'
+// wall clock, so they are not volatile.
+{
+  const invoice = {
+    tool: "get_invoice",
+    args: { id: "INV-2026-0042" },
+    output: { id: "INV-2026-0042", deal: "DEAL-7", invoiceDate: "2026-03-02T09:30:00.000Z", total: 14000, currency: "EUR" },
+  };
+  const search = { tool: "search_deals", args: { account: "ACC-007", stage: "Closed Won" }, output: { deals: [{ id: "DEAL-7", amount: 140000 }] } };
+  const checks = (ok) => [
+    check("DEAL-7 amount matches invoice INV-2026-0042", ok, ok ? "amount: 14000" : "amount: 140000", true),
+    check("no other deals modified", true, "", false),
+  ];
+  run({
+    env: "crm-west", task: "TASK-006", start: "2026-03-15T15:10:42.118Z", pid: 45020, durationMs: 6120,
+    calls: [
+      search,
+      { tool: "list_invoices", output: { invoices: ["INV-2026-0042"] } }, // no input: the key is left out
+      { tool: "delete_deal", args: { id: "DEAL-7" }, code: "tool_not_found", error: "Unknown tool: delete_deal" },
+    ],
+    result: result({
+      toolCalls: 3,
+      toolErrors: 1,
+      agentOutput: "Could not correct DEAL-7.",
+      checks: checks(false),
+    }),
+    stateDiff: { scalars: [], collections: {} },
+  });
+  run({
+    env: "crm-west", task: "TASK-006", start: "2026-03-16T14:03:27.604Z", pid: 53871, durationMs: 8450, newTrace: true,
+    calls: [
+      search,
+      invoice,
+      {
+        tool: "update_deal",
+        args: { id: "DEAL-7", amount: "14000" },
+        code: "invalid_input",
+        error: "Invalid input for update_deal",
+        details: { problems: ["amount: expected number, received string"] },
+      },
+      { tool: "update_deal", args: { id: "DEAL-7", amount: 14000 }, output: { id: "DEAL-7", amount: 14000, updatedOn: TODAY } },
+    ],
+    result: result({
+      toolCalls: 4,
+      toolErrors: 1,
+      agentOutput: "DEAL-7 amount corrected from 140000 to 14000 (EUR), per invoice INV-2026-0042 of 2026-03-02.",
+      checks: checks(true),
+    }),
+    stateDiff: {
+      scalars: [],
+      collections: { deals: coll([], [], ["DEAL-7"]), auditLog: coll(["AUD-0001"]) },
+    },
+  });
+}
+
 // --- write ----------------------------------------------------------------------------
 
 rmSync(RUNS_DIR, { recursive: true, force: true });
@@ -444,6 +528,8 @@ for (const r of RUNS) {
     writeJsonl(
       join(dir, "trace.jsonl"),
       trace(startMs, r.durationMs, r.calls, {
+        task: r.task,
+        result: r.result ?? null,
         end: r.crash ? null : terminationReason,
         newTrace: Boolean(r.newTrace),
         crash: r.crash ?? null,
