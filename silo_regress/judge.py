@@ -21,10 +21,11 @@ from silo_regress.canonical import (
     serialize,
 )
 from silo_regress.config import Config
+from silo_regress.direction import compare_scores, read_scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
 from silo_regress.jsondiff import MISSING, Change, diff_values
-from silo_regress.outcome import BaselineOrigin, Outcome, Report, Verdict
+from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
 from silo_regress.runclock import clock_of
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, select_targets
@@ -74,6 +75,7 @@ def check(
                 )
             continue
         result = _read_result(config, run) if run is not None else None
+        judged: list[Outcome] = []
         for variants in group_variants(target.baselines).values():
             compare = functools.partial(
                 _compare_one,
@@ -85,9 +87,10 @@ def check(
                 wrong_version=wrong_version,
             )
             if len(variants) == 1 and variants[0].variant == 1:
-                outcomes.append(_numbered(compare(variants[0]), 1))
+                judged.append(_numbered(compare(variants[0]), 1))
             else:
-                outcomes.append(_judge_variants(source, variants, compare))
+                judged.append(_judge_variants(source, variants, compare))
+        outcomes.extend(_with_direction(config, judged, result))
     return Report(
         outcomes=tuple(outcomes),
         warnings=_warnings(config, index),
@@ -363,6 +366,34 @@ def _judge(
 def _plain_match(config: Config, text: bytes, artifact: str) -> bool:
     """True when canonical ``text`` equal to its baseline is a match with no parse."""
     return not any(p.applies_to(artifact) for p in config.ignore) and not might_be_volatile(text)
+
+
+def _with_direction(config: Config, judged: list[Outcome], result: _Result | None) -> list[Outcome]:
+    """A task's outcomes with the scores of its result.json and the direction of its changes.
+
+    The direction is the task's, read from result.json alone, so a task whose
+    state diff changed while its scores held is drift.
+    """
+    if result is None or result.doc is None:
+        return judged
+    at = next((n for n, o in enumerate(judged) if o.artifact == RESULT_FILE), None)
+    scores = None
+    if at is not None:
+        outcome = judged[at]
+        after = _ignored(config, result.doc, RESULT_FILE).value
+        before = None
+        if outcome.verdict is Verdict.MATCH:
+            before = after
+        elif outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
+            value = canonicalize(outcome.baseline_text, source=outcome.baseline_path or "").value
+            before = apply_ignores(value, artifact=RESULT_FILE, ignore=config.ignore)
+        if before is not None:
+            scores = (read_scores(before), read_scores(after))
+            judged[at] = replace(outcome, scores=scores)
+    if not any(o.verdict is Verdict.CHANGED for o in judged):
+        return judged
+    direction = compare_scores(*scores).direction if scores else Direction.DRIFT
+    return [replace(o, direction=direction) if o.verdict is Verdict.CHANGED else o for o in judged]
 
 
 def _ignored(config: Config, doc: Document, artifact: str) -> Document:

@@ -18,9 +18,17 @@ from typing import Any
 from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
 from silo_regress.canonical import serialize
+from silo_regress.direction import Scores, read_scores
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.jsondiff import MISSING, Change, array_index, child
-from silo_regress.outcome import BaselineOrigin, Outcome, Report, SourceKind, Verdict
+from silo_regress.outcome import (
+    BaselineOrigin,
+    Direction,
+    Outcome,
+    Report,
+    SourceKind,
+    Verdict,
+)
 from silo_regress.pointer import split_pointer
 from silo_regress.taskref import TaskRef, parse_ref
 
@@ -129,6 +137,8 @@ def _outcome(item: Any, where: str) -> Outcome:
         detail=_text(item, "detail", where),
         changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
         behaviour=behaviour,
+        direction=_direction(item, where),
+        scores=_scores(item, where),
     )
 
 
@@ -140,6 +150,30 @@ def _variant(item: dict[str, Any], where: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InputError(f"{where}.variant must be a variant number (1, 2, ...) or null")
     return value
+
+
+def _direction(item: dict[str, Any], where: str) -> Direction | None:
+    value = item.get("direction")
+    if value is None:
+        return None
+    try:
+        return Direction(value)
+    except ValueError:
+        known = ", ".join(d.value for d in Direction)
+        raise InputError(f"{where}.direction {value!r} is not a direction ({known})") from None
+
+
+def _scores(item: dict[str, Any], where: str) -> tuple[Scores, Scores] | None:
+    """The pass and reward of both sides, when the report has them (0.2 and later)."""
+    scores = item.get("scores")
+    if scores is None:
+        return None
+    if not isinstance(scores, dict) or not all(
+        isinstance(scores.get(side), dict) for side in ("baseline", "run")
+    ):
+        raise InputError(f"{where}.scores must hold a baseline and a run object")
+    read = [read_scores(scores[side]) for side in ("baseline", "run")]
+    return read[0], read[1]
 
 
 def _notes(item: dict[str, Any], where: str) -> tuple[Note, ...]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from silo_regress.baselines import SourceKind
+from silo_regress.direction import Direction, Scores
 from silo_regress.jsondiff import MISSING, Change, Missing
 from silo_regress.taskref import TaskRef
 
@@ -40,15 +41,6 @@ class Verdict(enum.StrEnum):
     VOLATILE = "volatile"
     FORMAT_VERSION = "format-version"
     STALE_RUN = "stale-run"  # the run was made from other inputs than those checked
-
-
-class Direction(enum.StrEnum):
-    """Which way a ``changed`` result moved the task's scores (DESIGN.md "Direction")."""
-
-    REGRESSION = "regression"
-    IMPROVEMENT = "improvement"
-    MIXED = "mixed"
-    DRIFT = "drift"
 
 
 @dataclass(frozen=True)
@@ -95,6 +87,8 @@ class Outcome:
     variant: int | None = None  # which accepted variant matched, or was closest
     provenance: object | None = None  # provenance.Provenance of the run, when recorded
     baseline_source: str | None = None  # "HEAD~1:baselines/X.json", "index:...", or the path
+    # On a task's result.json outcome: its (baseline, run) scores, for pass-rate totals.
+    scores: tuple[Scores, Scores] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from silo_regress.baselines import (
     FORMAT_FILE,
@@ -55,6 +56,8 @@ class Choice:
     # Newer runs of the task that crashed or are still being written: recording an
     # older run is right, but it must never happen silently.
     passed_over: tuple[str, ...] = ()
+    # Only these artifacts (a baseline path given to record); empty: every artifact.
+    artifacts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,16 @@ class RecordedFile:
     state: FileState
     data: bytes
     variant: int = 1
+    previous: bytes | None = None  # the baseline it replaces, for the behaviour summary
+
+
+class Narrowing(Protocol):
+    """The value to record instead of the run's: record --path keeps the baseline
+    except for the chosen paths."""
+
+    def __call__(
+        self, ref: TaskRef, *, artifact: str, run_value: Any, previous: bytes | None, source: str
+    ) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -182,6 +195,7 @@ def prepare(
     choices: Sequence[Choice],
     *,
     add_variant: bool = False,
+    narrow: Narrowing | None = None,
 ) -> list[Recording]:
     """Canonicalize and vet every artifact of every choice; write nothing.
 
@@ -195,7 +209,13 @@ def prepare(
     for choice in choices:
         files: list[RecordedFile] = []
         removed: list[str] = []
-        texts = _vetted(config, choice.run, problems)
+        texts = _vetted(
+            config,
+            choice.run,
+            problems,
+            artifacts=choice.artifacts or config.artifacts,
+            narrowed=(narrow, store, choice.ref) if narrow is not None else None,
+        )
         for artifact, text in texts.items():
             existing = store.variants_of(choice.ref, artifact)
             if add_variant:
@@ -253,11 +273,22 @@ def _require_format(config: Config, store: BaselineStore) -> None:
         )
 
 
-def _vetted(config: Config, run: Run, problems: list[str]) -> dict[str, bytes]:
-    """The canonical text of each artifact of ``run``; volatile findings go to ``problems``."""
+def _vetted(
+    config: Config,
+    run: Run,
+    problems: list[str],
+    *,
+    artifacts: Sequence[str] = (),
+    narrowed: tuple[Narrowing, BaselineStore, TaskRef] | None = None,
+) -> dict[str, bytes]:
+    """The canonical text of each artifact of ``run``; volatile findings go to ``problems``.
+
+    With ``narrowed``, each value is what the narrowing makes of it and the old
+    baseline, and only that is scanned: record --path writes nothing else.
+    """
     texts: dict[str, bytes] = {}
     clock: Clock | None = None
-    for artifact in config.artifacts:
+    for artifact in artifacts or config.artifacts:
         source = config.relative(run.path / artifact)
         try:
             data = read_artifact(run, artifact, trace_events=config.trace_events)
@@ -270,6 +301,10 @@ def _vetted(config: Config, run: Run, problems: list[str]) -> dict[str, bytes]:
             raise InputError(f"{source}: missing, so run {run.name} cannot be recorded")
         doc = canonicalize(data, source=source)
         value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+        if narrowed is not None:
+            narrow, store, ref = narrowed
+            old = store.read_existing(ref, artifact)
+            value = narrow(ref, artifact=artifact, run_value=value, previous=old, source=source)
         text = doc.text if value is doc.value else serialize(value)
         if might_be_volatile(text):
             clock = clock or clock_of(run)
@@ -299,7 +334,7 @@ def _file(
     state = (
         FileState.NEW if old is None else FileState.UNCHANGED if old == text else FileState.CHANGED
     )
-    return RecordedFile(ref, artifact, config.relative(path), state, text, variant)
+    return RecordedFile(ref, artifact, config.relative(path), state, text, variant, previous=old)
 
 
 def _added(
@@ -352,6 +387,7 @@ def record(
     choices: Sequence[Choice],
     *,
     add_variant: bool = False,
+    narrow: Narrowing | None = None,
 ) -> list[Recording]:
     """Vet and write the choices under the writer lock, so no other writer interleaves.
 
@@ -359,7 +395,7 @@ def record(
     what keeps a racing ``fmt`` from putting a just-recorded baseline back.
     """
     # Refuses before anything is created.
-    recordings = prepare(config, store, choices, add_variant=add_variant)
+    recordings = prepare(config, store, choices, add_variant=add_variant, narrow=narrow)
     with store.locked("record"):
         recordings = [_restated(store, recording) for recording in recordings]
         write(config, store, recordings)
@@ -368,14 +404,11 @@ def record(
 
 def _restated(store: BaselineStore, recording: Recording) -> Recording:
     """The recording with each file's state as the baselines stand now, under the lock."""
-    files = tuple(
-        replace(
-            file,
-            state=_state(store.read_existing(file.ref, file.artifact, file.variant), file.data),
-        )
-        for file in recording.files
-    )
-    return replace(recording, files=files)
+    files = []
+    for file in recording.files:
+        old = store.read_existing(file.ref, file.artifact, file.variant)
+        files.append(replace(file, state=_state(old, file.data), previous=old))
+    return replace(recording, files=tuple(files))
 
 
 def _state(old: bytes | None, new: bytes) -> FileState:

@@ -36,8 +36,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.runcache", "silo_regress.runclock"),
     ("silo_regress.jsondiff", "silo_regress.targets"),
     ("silo_regress.behaviour",),
+    ("silo_regress.direction",),  # scores of result.json and the Direction they give
     ("silo_regress.outcome",),
     (
+        "silo_regress.acceptance",
         "silo_regress.judge",
         "silo_regress.recorder",
         "silo_regress.formatter",
@@ -60,7 +62,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("wording", "hunks"),
         ("excerpt",),
         ("text", "machine"),
-        ("markdown", "junit"),
+        ("markdown", "junit", "recording"),
         ("github", "html"),
         ("history",),
     ],
@@ -71,7 +73,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("stability",),
     ],
     "silo_regress.cli": [
-        ("common",),
+        ("common", "failon"),
         ("output",),
         ("app",),
         ("gitcmds", "runner"),

@@ -18,6 +18,7 @@ from silo_regress.cli.common import (
     warn,
     working_tree,
 )
+from silo_regress.cli.failon import FailOn, FailOnOption, exit_code
 from silo_regress.cli.output import (
     FormatOption,
     OutputOption,
@@ -77,18 +78,43 @@ def record(
             help="Keep the task's accepted variants and add the newest run as another.",
         ),
     ] = False,
+    paths: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--path",
+            metavar="POINTER",
+            help="Take only this JSON Pointer's value from the run (repeatable; "
+            "ARTIFACT:POINTER for one artifact); the rest of the baseline stays.",
+            show_default=False,
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
+    ] = False,
 ) -> int:
     """Store the newest complete run of each task as its baselines (canonical form).
 
-    Each file reports new, changed or unchanged. Nothing is written when any
-    artifact is invalid or holds volatile content (timestamps, run ids).
+    A task ref or a baseline path as reports print it (baselines/TASK-002.result.json,
+    which records that artifact only). Each file reports new, changed or unchanged,
+    with the behaviour it accepts. Nothing is written when any artifact is invalid
+    or holds volatile content (timestamps, run ids).
     """
     from silo_regress import recorder
-    from silo_regress.render.text import render_recordings
+    from silo_regress.acceptance import PathAcceptance, parse_path_choice, read_target
+    from silo_regress.render.recording import render_record
     from silo_regress.runcache import index_runs
 
     g, config = setup(ctx)
-    parsed = parse_refs(refs)
+    targets = [read_target(text, config) for text in refs or []]
+    only = {t.ref: t.artifact for t in targets if t is not None and t.artifact is not None}
+    parsed = [
+        t.ref if t is not None else parse_refs([text])[0]
+        for t, text in zip(targets, refs or [], strict=True)
+    ]
+    if (paths or dry_run) and repeat is not None:
+        raise UsageError("--path and --dry-run record existing runs: give no --repeat with them")
+    if paths and add_variant:
+        raise UsageError("--path edits the baseline in place: give no --add-variant with it")
     if all_tasks and (parsed or run):
         raise UsageError("--all records every task: give no task refs and no --run with it")
     if not (all_tasks or parsed or run):
@@ -116,8 +142,22 @@ def record(
         warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
     store = working_tree(config)
     choices = recorder.choose_runs(config, index, parsed, all_tasks=all_tasks, run_name=run)
-    recordings = recorder.record(config, store, choices, add_variant=add_variant)
-    out(render_recordings(recordings, color=g.use_color()))
+    choices = [replace(c, artifacts=(only[c.ref],)) if only.get(c.ref) else c for c in choices]
+    narrow = None
+    if paths:
+        narrow = PathAcceptance(tuple(parse_path_choice(p, config.artifacts) for p in paths))
+    # The dry run and the --path check see what record would write, before the lock.
+    recordings = recorder.prepare(config, store, choices, add_variant=add_variant, narrow=narrow)
+    if narrow is not None and narrow.unused():
+        missing = ", ".join(str(c) for c in narrow.unused())
+        raise InputError(
+            f"--path {missing}: in no artifact of "
+            + ", ".join(str(c.ref) for c in choices)
+            + " (neither in the baseline nor in the run); nothing was written"
+        )
+    if not dry_run:
+        recordings = recorder.record(config, store, choices, add_variant=add_variant, narrow=narrow)
+    out(render_record(recordings, color=g.use_color(), dry_run=dry_run))
     return 0
 
 
@@ -177,6 +217,7 @@ def check(
         ),
     ] = None,
     verbose: VerboseOption = False,
+    fail_on: FailOnOption = FailOn.CHANGE,
 ) -> int:
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
@@ -238,7 +279,7 @@ def check(
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     emit_report(report, report_format, g, output=output, verbose=verbose)
-    return 0 if report.ok else 1
+    return exit_code(report, fail_on)
 
 
 def _nothing_to_check(config: Config, source: BaselineSource) -> str:

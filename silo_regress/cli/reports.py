@@ -9,6 +9,7 @@ import typer
 
 from silo_regress.cli.app import app
 from silo_regress.cli.common import globals_of, handled
+from silo_regress.cli.failon import FailOn, FailOnOption, exit_code
 from silo_regress.cli.output import (
     FormatOption,
     OutputOption,
@@ -32,6 +33,7 @@ def merge(
     report_format: FormatOption = ReportFormat.TEXT,
     output: OutputOption = None,
     verbose: VerboseOption = False,
+    fail_on: FailOnOption = FailOn.CHANGE,
 ) -> int:
     """Combine the JSON reports of `check --shard K/N` jobs into one report and exit code.
 
@@ -45,4 +47,4 @@ def merge(
     loaded = [(str(path), read_report(path)) for path in reports]
     report = attach_texts(merge_reports(loaded), g.project)
     emit_report(report, report_format, g, output=output, verbose=verbose)
-    return 0 if report.ok else 1
+    return exit_code(report, fail_on)

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from silo_regress.behaviour.codec import note_json
-from silo_regress.outcome import MISSING, Change, Report
+from silo_regress.outcome import MISSING, Change, Outcome, Report
 from silo_regress.render.wording import words
 
 
@@ -37,6 +37,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "environment": o.environment,
                 "artifact": o.artifact,
                 "status": o.verdict.value,
+                "direction": o.direction.value if o.direction else None,
                 "baseline": o.baseline_path,
                 "run": o.run_path,
                 "runId": o.run_name,
@@ -45,9 +46,23 @@ def report_json(report: Report) -> dict[str, Any]:
                 "behaviour": words(o.behaviour),
                 "notes": [note_json(n) for n in o.behaviour],
                 "changes": [change_json(c) for c in o.changes],
+                **_scores_json(o),
             }
             for o in report.outcomes
         ],
+    }
+
+
+def _scores_json(outcome: Outcome) -> dict[str, Any]:
+    """A result.json outcome's pass and reward on both sides, for merge's totals."""
+    if outcome.scores is None:
+        return {}
+    before, after = outcome.scores
+    return {
+        "scores": {
+            side: {"passed": scores.passed, "reward": scores.reward}
+            for side, scores in (("baseline", before), ("run", after))
+        }
     }
 
 
