@@ -160,7 +160,7 @@ def record_repeated(
     With ``variants`` every distinct result is recorded as an accepted variant.
     """
     from silo_regress import recorder, runner
-    from silo_regress.render.text import render_recordings
+    from silo_regress.render.recording import render_record
     from silo_regress.runcache import index_runs
 
     index = index_runs(config.runs_dir)
@@ -194,7 +194,7 @@ def record_repeated(
             warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
     recordings = recorder.record(config, store, choices)
-    out(render_recordings(recordings, color=g.use_color()))
+    out(render_record(recordings, color=g.use_color()))
     return 0
 
 
@@ -202,7 +202,7 @@ def _record_variants(
     g: Globals, config: Config, store: BaselineStore, stabilities: Sequence[Stability]
 ) -> int:
     from silo_regress import recorder
-    from silo_regress.render.text import render_recordings
+    from silo_regress.render.recording import render_record
 
     recordings = []
     for stability in stabilities:
@@ -216,7 +216,7 @@ def _record_variants(
             recorder.prepare_variants(config, store, stability.task.ref, stability.runs)
         )
     recorder.write(config, store, recordings)
-    out(render_recordings(recordings, color=g.use_color()))
+    out(render_record(recordings, color=g.use_color()))
     return 0
 
 
