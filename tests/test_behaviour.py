@@ -304,3 +304,18 @@ def test_only_a_changed_artifact_loads_the_profiles(worded_project: SiloProject)
     loaded = _modules_loaded(worded_project, "check")
     assert "silo_regress.judge" in loaded  # the probe sees the check at all
     assert not {m for m in loaded if m.startswith("silo_regress.behaviour")}
+
+
+def test_merge_refuses_a_note_it_cannot_read(worded_project: SiloProject) -> None:
+    report = worded_project.root / "report.json"
+    assert worded_project.cli("check", "--format", "json", "--output", str(report)).exit_code == 1
+    document = json.loads(report.read_text(encoding="utf-8"))
+    changed = next(n for n, r in enumerate(document["results"]) if r["notes"])
+    document["results"][changed]["notes"][0] = {"kind": "tool-call-teleported"}
+    report.write_text(json.dumps(document), encoding="utf-8")
+    merged = worded_project.cli("merge", str(report))
+    assert merged.exit_code == 3
+    assert merged.stderr == (
+        f"silo-regress: error: {report}: results[{changed}].notes[0]: kind "
+        "'tool-call-teleported' is not a behaviour note this version knows\n"
+    )
