@@ -7,6 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
@@ -216,7 +217,7 @@ def test_markdown_renders_a_table_and_collapsible_diffs(failing: SiloProject) ->
     assert "<script" not in html
 
 
-def _table_rows(tokens: list, start: int) -> list[list[str]]:
+def _table_rows(tokens: list[Any], start: int) -> list[list[str]]:
     rows: list[list[str]] = []
     for token in tokens[start:]:
         if token.type == "table_close":

@@ -13,6 +13,7 @@ import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from silofixture import SiloProject, make_project, make_result, make_state_diff
@@ -40,10 +41,10 @@ CHECKS = [
 
 
 def _first_runs(project: SiloProject) -> None:
-    def run(task: str, name: str, env: str = "crm-west", **kwargs: object) -> None:
+    def run(task: str, name: str, env: str = "crm-west", **kwargs: Any) -> None:
         project.add_run(
             task, env=env, name=name, started=f"2026-03-16T09:{name[-2:]}:00.000Z", **kwargs
-        )  # type: ignore[arg-type]
+        )
 
     run("TASK-001", "run_20260316090000_a00", env="crm-west")
     run("TASK-001", "run_20260316090100_a01", env="crm-east")

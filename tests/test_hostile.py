@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from silofixture import SiloProject, make_result
@@ -45,16 +46,17 @@ def _recorded(project: SiloProject, *tasks: str) -> dict[str, bytes]:
     return project.baseline_bytes()
 
 
-def _cli(project: SiloProject, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def _cli(project: SiloProject, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """The real command in a subprocess, bounded in time (a hang is a failure)."""
-    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
-    return subprocess.run(
+    streams: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
+    done: subprocess.CompletedProcess[str] = subprocess.run(
         [sys.executable, "-m", "silo_regress", "--project", str(project.root), *args],
         text=True,
         timeout=TIMEOUT,
         check=False,
-        **streams,  # type: ignore[arg-type]
+        **streams,
     )
+    return done
 
 
 # --- safe reads -----------------------------------------------------------------
@@ -65,7 +67,7 @@ def test_read_regular_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None
     os.mkfifo(fifo)
     link = tmp_path / "link"
     link.symlink_to("/etc/hostname")
-    cases = [
+    cases: list[tuple[Path | str, FileKind, bool]] = [
         (fifo, FileKind.FIFO, True),
         ("/dev/zero", FileKind.CHAR_DEVICE, True),
         (tmp_path, FileKind.DIRECTORY, True),

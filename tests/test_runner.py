@@ -312,13 +312,11 @@ def test_repeats_of_one_task_run_concurrently_and_are_all_collected(
 
 def test_flaky_task_lists_the_paths_that_vary_and_exits_1(tmp_path: Path, control: Path) -> None:
     project = silo_project(tmp_path)
-    behave(
-        control,
-        **{
-            "TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS, "passed": [True, True, False]},
-            "TASK-002": {"mode": "ok"},
-        },
-    )
+    tasks: dict[str, dict[str, Any]] = {
+        "TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS, "passed": [True, True, False]},
+        "TASK-002": {"mode": "ok"},
+    }
+    behave(control, **tasks)
     result = project.cli("run", "--repeat", "3", "-j", "2", "TASK-001", "TASK-002")
     assert result.exit_code == 1, result.output
     out = result.stdout

@@ -97,7 +97,12 @@ def test_one_inserted_call_is_one_note_not_every_later_call_changed() -> None:
 
 def test_repeated_identical_calls_align_without_junk_heuristics() -> None:
     # 300 identical calls: difflib's autojunk would treat them as noise.
-    find = ("find_duplicate_contacts", {"account": "ACC-007"}, {"pairs": []}, False)
+    find: tuple[Any, ...] = (
+        "find_duplicate_contacts",
+        {"account": "ACC-007"},
+        {"pairs": []},
+        False,
+    )
     before = old_path(*([find] * 300))
     after = old_path(*([find] * 150), ("merge_contacts", {"a": 1}, OK, False), *([find] * 150))
     notes = behaviour.compare(ARTIFACT, before, after)
