@@ -22,7 +22,9 @@ SEED = 13
 
 
 @pytest.fixture(scope="module")
-def faulty(tmp_path_factory: pytest.TempPathFactory) -> tuple[SiloProject, dict, dict]:
+def faulty(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[SiloProject, dict[str, bytes], dict[str, bytes]]:
     return build(tmp_path_factory.mktemp("faults") / "project")
 
 
@@ -43,7 +45,7 @@ def _matrix() -> list[Trial]:
 
 @pytest.mark.parametrize("trial", _matrix(), ids=lambda t: t.describe().replace(" ", "-"))
 def test_an_interrupted_record_changes_no_baseline(
-    faulty: tuple[SiloProject, dict, dict], trial: Trial
+    faulty: tuple[SiloProject, dict[str, bytes], dict[str, bytes]], trial: Trial
 ) -> None:
     project, old, new = faulty
     reset(project, old)
@@ -57,7 +59,7 @@ def test_an_interrupted_record_changes_no_baseline(
 
 
 def test_a_timed_kill_at_random_moments_loses_nothing(
-    faulty: tuple[SiloProject, dict, dict],
+    faulty: tuple[SiloProject, dict[str, bytes], dict[str, bytes]],
 ) -> None:
     """Real timing, not patched calls: any moment of a record from start-up to exit."""
     project, old, new = faulty
@@ -70,7 +72,9 @@ def test_a_timed_kill_at_random_moments_loses_nothing(
         assert verdict.state == ("new" if verdict.exit_code == 0 else verdict.state)
 
 
-def test_concurrent_writers_serialise(faulty: tuple[SiloProject, dict, dict]) -> None:
+def test_concurrent_writers_serialise(
+    faulty: tuple[SiloProject, dict[str, bytes], dict[str, bytes]],
+) -> None:
     """Two records and a fmt at once: each waits its turn; the result is the records'."""
     project, old, new = faulty
     reset(project, old)
