@@ -336,7 +336,7 @@ def commit(
     with writer_lock(root, command=command, shown=shown(root)):
         entries = _stage_all(root, files, shown=shown)
         try:
-            _journal(root, entries)
+            _journal(root, entries, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}")
             _rename_all(root, entries, shown=shown)
         except BaseException:
             _discard(root, entries)
@@ -356,6 +356,10 @@ def _stage_all(
                     _make_dirs(root, path.parent)
                 except OSError as exc:
                     raise FileError(f"{shown(path)}: cannot write: {exc.strerror}") from None
+                except FileError:
+                    raise FileError(
+                        f"{shown(path.parent)}: not a directory (or a symbolic link)"
+                    ) from None
             old_mode = _old_mode(path, shown=shown(path))
             mode = old_mode if old_mode is not None else default_mode()
             temp = stage(work, temp_name(path.name), data, mode=mode, shown=shown(path))
@@ -409,7 +413,7 @@ def _old_mode(path: Path, *, shown: str) -> int | None:
     return stat.S_IMODE(info.st_mode)
 
 
-def _journal(root: Path, entries: Sequence[_Entry]) -> None:
+def _journal(root: Path, entries: Sequence[_Entry], *, shown: str) -> None:
     work = work_dir(root)
     document = [
         {
@@ -420,7 +424,6 @@ def _journal(root: Path, entries: Sequence[_Entry]) -> None:
         for e in entries
     ]
     data = json.dumps(document, indent=0).encode()
-    shown = f"{work}/{JOURNAL_FILE}"
     temp = stage(work, temp_name(JOURNAL_FILE), data, mode=0o644, shown=shown)
     try:
         os.replace(temp, work / JOURNAL_FILE)

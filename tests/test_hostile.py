@@ -482,3 +482,49 @@ def test_bad_values_in_a_run_are_refused_with_their_pointer(
         f"silo-regress: error: .silo/runs/{run.name}/result.json: {reason}, "
         "so this run has no result to record\n"
     )
+
+
+def test_log_escapes_control_characters_of_commit_subjects(tmp_path: Path) -> None:
+    from gitrepo import recorded
+    from silofixture import git
+
+    project = recorded(tmp_path / "repo")
+    (project.baselines / "TASK-001.result.json").write_bytes(
+        (project.baselines / "TASK-001.result.json").read_bytes().replace(b"true", b"false", 1)
+    )
+    git(project.root, "commit", "-qam", "evil \x1b[2J subject")
+    result = project.cli("log", "TASK-001")
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout
+    assert "evil \\x1b[2J subject" in result.stdout
+
+
+def test_a_step_summary_that_is_a_fifo_never_hangs(
+    project: SiloProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _recorded(project)
+    fifo = tmp_path / "summary"
+    os.mkfifo(fifo)
+    done = _cli(
+        project, "check", "--format", "github", env={**os.environ, "GITHUB_STEP_SUMMARY": str(fifo)}
+    )
+    assert done.returncode == 0, done.stderr
+    assert "cannot append the job summary" in done.stderr
+
+
+def test_init_keeps_a_symlinked_pyproject_a_link(tmp_path: Path) -> None:
+    from gitrepo import run
+    from silofixture import git_init
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git_init(root)
+    real = tmp_path / "shared-pyproject.toml"
+    real.write_text('[project]\nname = "agent"\nversion = "0"\n', encoding="utf-8")
+    (root / "pyproject.toml").symlink_to(real)
+    done = run(
+        root, sys.executable, "-m", "silo_regress", "--project", str(root), "init", check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert (root / "pyproject.toml").is_symlink()
+    assert "[tool.silo-regress]" in real.read_text(encoding="utf-8")

@@ -77,7 +77,15 @@ def append_step_summary(report: Report) -> None:
 
     text = render_report(report, "markdown", color=False)
     try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        # Non-blocking open: a FIFO nobody reads is an error here, never a hang.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY
+        fd = os.open(target, flags, 0o666)
+        try:
+            os.set_blocking(fd, True)
+            view = memoryview((text + "\n").encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
     except OSError as exc:
         warn(f"{target}: cannot append the job summary ($GITHUB_STEP_SUMMARY): {exc.strerror}")

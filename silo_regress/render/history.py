@@ -170,13 +170,28 @@ def _stop_note(log: TaskLog) -> str | None:
     )
 
 
+def _visible(text: str) -> str:
+    """``text`` with control characters escaped: a commit subject is anyone's bytes,
+    and an ESC in it would drive the reader's terminal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
 def log_text(log: TaskLog, *, color: bool = False) -> str:
     palette = Palette(color)
     out = [f"{log.task}: {', '.join(log.paths)}"]
     if not log.entries:
         out.append("no commit has changed these baselines yet")
     rows = [
-        (e.commit.short, e.commit.day.isoformat(), e.commit.author, e.commit.subject)
+        (
+            e.commit.short,
+            e.commit.day.isoformat(),
+            _visible(e.commit.author),
+            _visible(e.commit.subject),
+        )
         for e in log.entries
     ]
     widths = [max((len(r[i]) for r in rows), default=0) for i in range(4)]
