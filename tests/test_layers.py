@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
         "silo_regress.formatter",
         "silo_regress.scaffold",
     ),
-    ("silo_regress.overview", "silo_regress.merger"),
+    ("silo_regress.overview", "silo_regress.merger", "silo_regress.reviewing"),
     ("silo_regress.history",),
     ("silo_regress.render", "silo_regress.runner", "silo_regress.sharding"),
     ("silo_regress.cli",),
@@ -77,7 +77,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("output",),
         ("app",),
         ("gitcmds", "runner"),
-        ("core", "reports"),
+        ("core", "reports", "review"),
     ],
 }
 # Third-party modules and the only places that may import them.
