@@ -17,6 +17,7 @@ from silo_regress.taskref import TaskRef
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
+    from silo_regress.provenance import Provenance
 
 __all__ = [
     "MISSING",
@@ -85,7 +86,7 @@ class Outcome:
     run_text: bytes | None = field(default=None, repr=False)
     direction: Direction | None = None
     variant: int | None = None  # which accepted variant matched, or was closest
-    provenance: object | None = None  # provenance.Provenance of the run, when recorded
+    provenance: Provenance | None = None  # the run's record, when silo-regress started it
     baseline_source: str | None = None  # "HEAD~1:baselines/X.json", "index:...", or the path
     # On a task's result.json outcome: its (baseline, run) scores, for pass-rate totals.
     scores: tuple[Scores, Scores] | None = field(default=None, repr=False)
