@@ -87,7 +87,7 @@ def check(
                 wrong_version=wrong_version,
             )
             if len(variants) == 1 and variants[0].variant == 1:
-                judged.append(_numbered(compare(variants[0]), 1))
+                judged.append(compare(variants[0]))
             else:
                 judged.append(_judge_variants(source, variants, compare))
         outcomes.extend(_with_direction(config, judged, result))
@@ -161,48 +161,69 @@ def _read_result(config: Config, run: Run) -> _Result:
     return _Result(None, doc)
 
 
-def _numbered(outcome: Outcome, variant: int) -> Outcome:
-    """The outcome with the variant it was judged against, where one was."""
-    if outcome.verdict in (Verdict.MATCH, Verdict.CHANGED, Verdict.NOT_CANONICAL, Verdict.VOLATILE):
-        return replace(outcome, variant=variant)
-    return outcome
-
-
 def _judge_variants(
     source: BaselineSource,
     variants: Sequence[Baseline],
-    compare: Callable[[Baseline], Outcome],
+    compare: Callable[..., Outcome],
 ) -> Outcome:
     """One outcome for an artifact with accepted variants (DESIGN.md "Accepted variants").
 
     A broken variant is reported even when another matches: a gate that hides a
     hand-edited file behind its neighbour is not one. Otherwise the run matches
     when it equals any variant, else the closest (fewest changed paths) is shown.
+    A match pays for no diff: the other variants are only checked to be canonical
+    and free of volatile content.
     """
-    judged = [compare(b) for b in variants if b.name_problem is None]
-    first = judged[0] if judged else compare(variants[0])
-    if first.verdict is Verdict.FORMAT_VERSION:
+    first = compare(variants[0], details=False)
+    if first.verdict in (Verdict.FORMAT_VERSION, Verdict.MISSING_RUN, Verdict.INCOMPLETE_RUN):
         return first
-    problem = layout_problem(variants, shown=source.display_path) or _duplicate(source, variants)
+    problem = layout_problem(variants, shown=source.display_path)
+    texts: list[bytes] = []
+    for baseline in variants if problem is None else ():
+        try:
+            texts.append(source.read(baseline))
+        except FileError as exc:
+            if exc.kind is None:
+                raise
+            return compare(baseline)  # a FIFO or link where a variant belongs: its own verdict
+    problem = problem or _duplicate(source, variants, texts)
     if problem is not None:
         return replace(
             first, verdict=Verdict.NOT_CANONICAL, detail=problem, changes=(), behaviour=()
         )
-    pairs = list(zip(variants, judged, strict=True))
-    for wanted in (Verdict.NOT_CANONICAL, Verdict.VOLATILE, Verdict.MATCH):
-        for baseline, outcome in pairs:
-            if outcome.verdict is wanted:
-                return _numbered(outcome, baseline.variant)
+    matched = next((n for n, t in enumerate(texts) if t == first.run_text), None)
+    if matched is None and first.verdict is Verdict.CHANGED:
+        first = compare(variants[0])
+    judged = {0: first}
+    for n, (baseline, text) in enumerate(zip(variants, texts, strict=True)):
+        if n == 0 or n == matched:
+            continue
+        if matched is None or might_be_volatile(text) or not _is_canonical(text):
+            judged[n] = compare(baseline)  # the full verdict, with its detail
+            if judged[n].verdict in (Verdict.NOT_CANONICAL, Verdict.VOLATILE):
+                return judged[n]
+    if first.verdict in (Verdict.NOT_CANONICAL, Verdict.VOLATILE):
+        return first
+    if matched is not None:
+        return judged.get(matched) or compare(variants[matched])
     changed = [
-        (len(o.changes), _distance(o.changes), b.variant, o)
-        for b, o in pairs
+        (len(o.changes), _distance(o.changes), n, o)
+        for n, o in judged.items()
         if o.verdict is Verdict.CHANGED
     ]
     if not changed:
         return first
     *_, number, closest = min(changed, key=lambda item: item[:3])
-    detail = f"matches none of {len(variants)} accepted variants; the closest is variant {number}"
-    return replace(_numbered(closest, number), detail=detail)
+    count = len(variants)
+    detail = f"matches none of {count} accepted variants; the closest is variant {number + 1}"
+    return replace(closest, detail=detail)
+
+
+def _is_canonical(text: bytes) -> bool:
+    try:
+        return canonicalize(text, source="").text == text
+    except InputError:
+        return False
 
 
 def _distance(changes: Sequence[Change]) -> float:
@@ -225,15 +246,11 @@ def _distance(changes: Sequence[Change]) -> float:
     return total
 
 
-def _duplicate(source: BaselineSource, variants: Sequence[Baseline]) -> str | None:
+def _duplicate(
+    source: BaselineSource, variants: Sequence[Baseline], texts: Sequence[bytes]
+) -> str | None:
     seen: dict[bytes, Baseline] = {}
-    for baseline in variants:
-        try:
-            data = source.read(baseline)
-        except FileError as exc:
-            if exc.kind is None:
-                raise
-            continue  # a FIFO or link where a variant belongs gets its own verdict
+    for baseline, data in zip(variants, texts, strict=True):
         if data in seen:
             return (
                 f"{source.display_path(baseline)} is identical to "
@@ -253,6 +270,7 @@ def _compare_one(
     run: Run | None,
     result: _Result | None,
     wrong_version: str | None,
+    details: bool = True,
 ) -> Outcome:
     artifact = baseline.artifact
     blank = Outcome(
@@ -263,9 +281,17 @@ def _compare_one(
         baseline_path=config.relative(os.path.join(config.baselines_dir, baseline.relpath)),
         run_path=_run_path(config, run, artifact),
         run_name=run.name if run else None,
+        variant=baseline.variant if baseline.name_problem is None else None,
     )
     return _judge(
-        config, source, baseline, blank, run=run, result=result, wrong_version=wrong_version
+        config,
+        source,
+        baseline,
+        blank,
+        run=run,
+        result=result,
+        wrong_version=wrong_version,
+        details=details,
     )
 
 
@@ -278,8 +304,13 @@ def _judge(
     run: Run | None,
     result: _Result | None,
     wrong_version: str | None,
+    details: bool = True,
 ) -> Outcome:
-    """``blank`` with its verdict, detail, texts, changes and behaviour filled in."""
+    """``blank`` with its verdict, detail, texts, changes and behaviour filled in.
+
+    Without ``details`` a changed artifact gets no changes or behaviour: enough to
+    learn the run's text before deciding which variant is worth a diff.
+    """
     artifact = baseline.artifact
     if wrong_version is not None:
         return replace(blank, verdict=Verdict.FORMAT_VERSION, detail=wrong_version)
@@ -351,6 +382,8 @@ def _judge(
     base_doc = _ignored(config, base_doc, artifact)
     if base_doc.text == run_doc.text:
         return read
+    if not details:
+        return replace(read, verdict=Verdict.CHANGED)
     # Only a changed artifact needs the profiles: a matching check (the pre-commit
     # hook, most days) never pays for importing them.
     from silo_regress import behaviour
