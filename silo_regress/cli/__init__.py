@@ -1,12 +1,63 @@
-"""The command line. Importing this package registers every command on ``app``."""
+"""The command line: :func:`main` is the console entry point, ``app`` the typer app.
 
-from silo_regress.cli import (
-    core,  # noqa: F401  (registers the core commands)
-    gitcmds,  # noqa: F401  (log, init, install-hook, diff --from)
-    reports,  # noqa: F401  (merge; the GitHub job summary)
-    review,  # noqa: F401  (review: accept changed results one by one on a terminal)
-    runner,  # noqa: F401  (run; the runner halves of check --run and record --repeat)
-)
-from silo_regress.cli.app import app, main
+``app`` is built (every command registered on it) on first use, not on import:
+`check` as CI and the pre-commit hook call it starts without typer (cli/quick.py).
+"""
 
-__all__ = ["app", "main"]
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import typer
+
+    from silo_regress.cli.app import app
+
+
+def load_app() -> typer.Typer:
+    """The typer app with every command registered."""
+    from silo_regress.cli import (
+        core,  # noqa: F401  (registers the core commands)
+        gitcmds,  # noqa: F401  (log, init, install-hook, diff --from)
+        reports,  # noqa: F401  (merge; the GitHub job summary)
+        review,  # noqa: F401  (review: accept changed results one by one on a terminal)
+        runner,  # noqa: F401  (run; the runner halves of check --run and record --repeat)
+    )
+    from silo_regress.cli.app import app
+
+    # Importing the submodule cli/app.py bound its module to this package's name
+    # `app`; the name means the typer app.
+    globals()["app"] = app
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: the exit code of the command ``argv`` (default: sys.argv) names."""
+    args = sys.argv[1:] if argv is None else argv
+    from silo_regress.cli.common import error, guard_standard_streams, terminate_as_interrupt
+
+    guard_standard_streams()
+    terminate_as_interrupt()
+    try:
+        from silo_regress.cli.quick import run_quick
+
+        code = run_quick(args)
+    except KeyboardInterrupt:
+        error("interrupted")
+        return 130
+    if code is not None:
+        return code
+    load_app()
+    from silo_regress.cli.app import main as run_typer
+
+    return run_typer(args)
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        return load_app()
+    raise AttributeError(name)
+
+
+__all__ = ["app", "load_app", "main"]

@@ -23,11 +23,13 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-import typer
-
 from silo_regress.errors import ExitCode, OutputError, SiloRegressError, UsageError
 
+# typer is imported only where a typer command runs: `check` and the pre-commit
+# hooks start without it (see cli/quick.py).
 if TYPE_CHECKING:
+    import typer
+
     from silo_regress.baselines import BaselineSource, BaselineStore
     from silo_regress.config import Config
     from silo_regress.taskref import TaskRef
@@ -65,25 +67,33 @@ def handled(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            code = func(*args, **kwargs)
-        except SiloRegressError as exc:
-            error(exc.message)
-            raise typer.Exit(int(exc.exit_code)) from None
-        except KeyboardInterrupt:
-            error("interrupted")
-            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
-        except typer.Exit:
-            raise
-        except Exception:
-            traceback.print_exc()
-            error(
-                "internal error (a bug in silo-regress); please report it with the traceback above"
-            )
-            raise typer.Exit(int(ExitCode.INTERNAL)) from None
-        raise typer.Exit(int(code or 0))
+        import typer
+
+        code = run_guarded(lambda: func(*args, **kwargs), passthrough=(typer.Exit,))
+        raise typer.Exit(code)
 
     return wrapper  # type: ignore[return-value]
+
+
+def run_guarded(
+    body: Callable[[], int | None], *, passthrough: tuple[type[BaseException], ...] = ()
+) -> int:
+    """The exit code of a command body: a :class:`SiloRegressError` is one line on
+    stderr and its documented code, Ctrl-C is 130, anything else a traceback and 4."""
+    try:
+        return int(body() or 0)
+    except SiloRegressError as exc:
+        error(exc.message)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        error("interrupted")
+        return int(ExitCode.INTERRUPTED)
+    except passthrough:
+        raise
+    except Exception:
+        traceback.print_exc()
+        error("internal error (a bug in silo-regress); please report it with the traceback above")
+        return int(ExitCode.INTERNAL)
 
 
 def error(message: str) -> None:

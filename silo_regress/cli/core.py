@@ -10,7 +10,7 @@ import typer
 
 from silo_regress.cli.app import app
 from silo_regress.cli.common import (
-    baseline_source,
+    globals_of,
     handled,
     out,
     parse_refs,
@@ -18,21 +18,13 @@ from silo_regress.cli.common import (
     warn,
     working_tree,
 )
-from silo_regress.cli.failon import FailOn, FailOnOption, exit_code
-from silo_regress.cli.output import (
-    FormatOption,
-    OutputOption,
-    ReportFormat,
-    VerboseOption,
-    emit_report,
-)
+from silo_regress.cli.failon import FailOn
+from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
+from silo_regress.cli.output import ReportFormat, emit_report
 from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from silo_regress.baselines import BaselineSource
-    from silo_regress.config import Config
-    from silo_regress.runs import Run, RunIndex
-    from silo_regress.targets import Target
+    pass
 
 # --- record -------------------------------------------------------------------
 
@@ -223,87 +215,22 @@ def check(
 
     Exit 0 when every artifact matches, 1 with a report when any does not.
     """
-    from silo_regress.config import NoProjectError
-    from silo_regress.judge import check as run_check
-    from silo_regress.runcache import index_runs
-    from silo_regress.targets import select_targets
+    from silo_regress.cli.checking import CheckOptions, run_check
 
-    try:
-        g, config = setup(ctx)
-    except NoProjectError as exc:
-        if not allow_no_runs:
-            raise
-        out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
-        return 0
-    chosen_shard = None
-    if shard is not None:
-        from silo_regress.sharding import parse_shard
-
-        chosen_shard = parse_shard(shard)
-    source = baseline_source(config, against=against, staged=staged)
-    pinned: dict[tuple[str, str], Run] | None = None
-    if run_first:
-        from silo_regress.cli.runner import run_before_check
-
-        run_refs = parse_refs(refs)
-        pinned = {}
-        if chosen_shard is not None:
-            # Run only this shard's tasks: the other shards' jobs run theirs.
-            from silo_regress.sharding import select_shard
-
-            planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
-            run_refs = [t.ref for t in select_shard(planned, chosen_shard)]
-        if run_refs or chosen_shard is None:
-            pinned = run_before_check(g, config, source, run_refs, jobs=jobs)
-    index = index_runs(config.runs_dir)
-    if allow_no_runs and not index.by_task:
-        out(
-            f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
-            "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
-        )
-        return 0
-    targets = select_targets(config, index, source, parse_refs(refs))
-    if not targets:
-        note = _nothing_to_check(config, source)
-        if not allow_no_runs:
-            raise InputError(note)
-        out(f"silo-regress: {note} (--allow-no-runs)\n")
-        return 0
-    if allow_no_runs:
-        targets = _with_runs(config, index, targets)
-    if chosen_shard is not None:
-        from silo_regress.sharding import select_shard
-
-        targets = select_shard(targets, chosen_shard)
-    report = run_check(config, index, source, targets=targets, runs=pinned)
-    if chosen_shard is not None:
-        report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
-    emit_report(report, report_format, g, output=output, verbose=verbose)
-    return exit_code(report, fail_on)
-
-
-def _nothing_to_check(config: Config, source: BaselineSource) -> str:
-    """A check that compared nothing must say where it looked: it is never a pass."""
-    where = config.relative(config.baselines_dir)
-    return (
-        f"no baselines to check: no baseline files under {where}/ ({source.label}) in "
-        f"project {config.project} (config: {config.where if config.source else 'defaults'}); "
-        "record some with `silo-regress record --all`, or pass --project DIR"
+    options = CheckOptions(
+        refs=tuple(refs or ()),
+        report_format=report_format,
+        output=output,
+        shard=shard,
+        against=against,
+        staged=staged,
+        allow_no_runs=allow_no_runs,
+        run_first=run_first,
+        jobs=jobs,
+        verbose=verbose,
+        fail_on=fail_on,
     )
-
-
-def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:
-    """The targets that have a run; the hook cannot judge a task nobody has run here."""
-    kept = [t for t in targets if not t.baselines or (t.key and index.runs_of(*t.key))]
-    if len(kept) < len(targets):
-        skipped = len(targets) - len(kept)
-        out(
-            f"silo-regress: {skipped} baselined task{'s' * (skipped != 1)} "
-            f"{'have' if skipped != 1 else 'has'} no run under "
-            f"{config.relative(config.runs_dir)}/ and {'were' if skipped != 1 else 'was'} "
-            "not compared (--allow-no-runs)\n"
-        )
-    return kept
+    return run_check(globals_of(ctx), options)
 
 
 # --- diff ---------------------------------------------------------------------

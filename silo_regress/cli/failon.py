@@ -1,11 +1,12 @@
-"""``--fail-on``: which outcomes make check and merge exit 1."""
+"""``--fail-on``: which outcomes make check and merge exit 1.
+
+No typer here (check starts without it); the typer option is in cli/options.py.
+"""
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from silo_regress.outcome import Report
@@ -14,17 +15,6 @@ if TYPE_CHECKING:
 class FailOn(enum.StrEnum):
     REGRESSION = "regression"
     CHANGE = "change"
-
-
-FailOnOption = Annotated[
-    FailOn,
-    typer.Option(
-        "--fail-on",
-        help="What exits 1: any change (default), or only regressions (and mixed "
-        "changes); improvements and drift are then reported and pass. Broken runs "
-        "and baselines fail either way.",
-    ),
-]
 
 
 def exit_code(report: Report, fail_on: FailOn) -> int:

@@ -1,13 +1,15 @@
-"""Check reports on their way out: the formats, their options, stdout, files, job summaries."""
+"""Check reports on their way out: the formats, stdout, files, job summaries.
+
+No typer here: `check` reaches this module without the CLI framework (cli/quick.py);
+the typer options of the formats are in :mod:`silo_regress.cli.options`.
+"""
 
 from __future__ import annotations
 
 import enum
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from silo_regress.cli.common import Globals, out, warn
 
@@ -22,25 +24,6 @@ class ReportFormat(enum.StrEnum):
     GITHUB = "github"
     MARKDOWN = "markdown"
     HTML = "html"
-
-
-# Shared by check and merge: one report, the same flags.
-FormatOption = Annotated[
-    ReportFormat,
-    typer.Option("--format", help="Report format: on stdout, or in --output FILE."),
-]
-OutputOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write the --format report to FILE; the text report still goes to stdout.",
-        show_default=False,
-    ),
-]
-VerboseOption = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Also list matching artifacts.")
-]
 
 
 def emit_report(

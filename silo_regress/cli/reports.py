@@ -9,14 +9,9 @@ import typer
 
 from silo_regress.cli.app import app
 from silo_regress.cli.common import globals_of, handled
-from silo_regress.cli.failon import FailOn, FailOnOption, exit_code
-from silo_regress.cli.output import (
-    FormatOption,
-    OutputOption,
-    ReportFormat,
-    VerboseOption,
-    emit_report,
-)
+from silo_regress.cli.failon import FailOn, exit_code
+from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
+from silo_regress.cli.output import ReportFormat, emit_report
 
 
 @app.command()

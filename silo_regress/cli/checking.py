@@ -1,0 +1,123 @@
+"""The body of `check`, with no CLI framework: the typer command and the lean start-up
+path (cli/quick.py) both run it, so a hook or CI job that takes the lean path gets the
+same command, not a copy of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from silo_regress.cli.common import Globals, baseline_source, out, parse_refs, project_config
+from silo_regress.cli.failon import FailOn, exit_code
+from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.errors import InputError
+
+if TYPE_CHECKING:
+    from silo_regress.baselines import BaselineSource
+    from silo_regress.config import Config
+    from silo_regress.runs import Run, RunIndex
+    from silo_regress.targets import Target
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What `check` was asked for, as its options and arguments give it."""
+
+    refs: tuple[str, ...] = ()
+    report_format: ReportFormat = ReportFormat.TEXT
+    output: Path | None = None
+    shard: str | None = None
+    against: str | None = None
+    staged: bool = False
+    allow_no_runs: bool = False
+    run_first: bool = False
+    jobs: int | None = None
+    verbose: bool = False
+    fail_on: FailOn = FailOn.CHANGE
+
+
+def run_check(g: Globals, options: CheckOptions) -> int:
+    """Compare the newest run of each baselined task with its baselines; the exit code."""
+    from silo_regress.config import NoProjectError
+    from silo_regress.judge import check as judge_check
+    from silo_regress.runcache import index_runs
+    from silo_regress.targets import select_targets
+
+    refs = list(options.refs)
+    try:
+        config = project_config(g)
+    except NoProjectError as exc:
+        if not options.allow_no_runs:
+            raise
+        out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
+        return 0
+    chosen_shard = None
+    if options.shard is not None:
+        from silo_regress.sharding import parse_shard
+
+        chosen_shard = parse_shard(options.shard)
+    source = baseline_source(config, against=options.against, staged=options.staged)
+    pinned: dict[tuple[str, str], Run] | None = None
+    if options.run_first:
+        from silo_regress.cli.runner import run_before_check
+
+        run_refs = parse_refs(refs)
+        pinned = {}
+        if chosen_shard is not None:
+            # Run only this shard's tasks: the other shards' jobs run theirs.
+            from silo_regress.sharding import select_shard
+
+            planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
+            run_refs = [t.ref for t in select_shard(planned, chosen_shard)]
+        if run_refs or chosen_shard is None:
+            pinned = run_before_check(g, config, source, run_refs, jobs=options.jobs)
+    index = index_runs(config.runs_dir)
+    if options.allow_no_runs and not index.by_task:
+        out(
+            f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
+            "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
+        )
+        return 0
+    targets = select_targets(config, index, source, parse_refs(refs))
+    if not targets:
+        note = _nothing_to_check(config, source)
+        if not options.allow_no_runs:
+            raise InputError(note)
+        out(f"silo-regress: {note} (--allow-no-runs)\n")
+        return 0
+    if options.allow_no_runs:
+        targets = _with_runs(config, index, targets)
+    if chosen_shard is not None:
+        from silo_regress.sharding import select_shard
+
+        targets = select_shard(targets, chosen_shard)
+    report = judge_check(config, index, source, targets=targets, runs=pinned)
+    if chosen_shard is not None:
+        report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
+    emit_report(report, options.report_format, g, output=options.output, verbose=options.verbose)
+    return exit_code(report, options.fail_on)
+
+
+def _nothing_to_check(config: Config, source: BaselineSource) -> str:
+    """A check that compared nothing must say where it looked: it is never a pass."""
+    where = config.relative(config.baselines_dir)
+    return (
+        f"no baselines to check: no baseline files under {where}/ ({source.label}) in "
+        f"project {config.project} (config: {config.where if config.source else 'defaults'}); "
+        "record some with `silo-regress record --all`, or pass --project DIR"
+    )
+
+
+def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:
+    """The targets that have a run; the hook cannot judge a task nobody has run here."""
+    kept = [t for t in targets if not t.baselines or (t.key and index.runs_of(*t.key))]
+    if len(kept) < len(targets):
+        skipped = len(targets) - len(kept)
+        out(
+            f"silo-regress: {skipped} baselined task{'s' * (skipped != 1)} "
+            f"{'have' if skipped != 1 else 'has'} no run under "
+            f"{config.relative(config.runs_dir)}/ and {'were' if skipped != 1 else 'was'} "
+            "not compared (--allow-no-runs)\n"
+        )
+    return kept
