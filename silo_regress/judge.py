@@ -26,7 +26,6 @@ from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
 from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
-from silo_regress.runclock import clock_of
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
@@ -441,6 +440,8 @@ def _findings(config: Config, doc: Document, artifact: str, run: Run) -> list[st
         return []
     # The baseline is judged by the clock of the run it is compared with: a
     # wall-clock time copied into either is that run's, or far from it.
+    from silo_regress.runclock import clock_of  # only once a volatile hint is seen
+
     clock = clock_of(run)
     found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=config.scan_exempt)
     return [f"{f.pointer} ({f.reason})" for f in found]
