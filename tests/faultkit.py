@@ -60,7 +60,7 @@ elif phase == "journal":
         real_journal(*args, **kwargs)
         hit()
     transaction._journal = journal
-from silo_regress.cli.app import main
+from silo_regress.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
