@@ -37,9 +37,10 @@ def _trial(rng: random.Random) -> Trial:
     phase = rng.choice(("stage", "journal", "rename", "rename", "timed", "timed"))
     if phase == "timed":
         return Trial(sig, phase, rng.uniform(0.02, 0.8))
+    ignored = sig != signal.SIGKILL and rng.random() < 0.1
     if phase == "journal":
-        return Trial(sig, phase, 1)
-    return Trial(sig, phase, rng.randint(1, 9))
+        return Trial(sig, phase, 1, ignored=ignored)
+    return Trial(sig, phase, rng.randint(1, 9), ignored=ignored)
 
 
 def _race(project: SiloProject, new: dict[str, bytes]) -> tuple[str, bool, str]:
@@ -79,7 +80,10 @@ def main() -> int:
             trial = _trial(rng)
             verdict: Verdict = run_trial(project, trial, old=old, new=new)
             name = signal.Signals(trial.signal).name
+            name = f"ignored {name}" if trial.ignored else name
             outcomes[f"{name} {trial.phase}: {verdict.outcome}"] += 1
+            if trial.ignored and verdict.state != "new":
+                lost.append(f"{trial.describe()}: an ignored signal undid the record")
             if verdict.lost:
                 lost.append(
                     f"{trial.describe()}: state {verdict.state}, leftovers "

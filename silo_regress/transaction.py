@@ -438,9 +438,13 @@ def _signals_held() -> Iterator[Callable[[], bool]]:
     if threading.current_thread() is not threading.main_thread():
         yield lambda: False
         return
+    # A signal the process ignores (SIGINT in a job started with `&`) is still
+    # queued while blocked, but lifting the mask discards it: it must not undo a
+    # batch the command then reports as written.
+    heeded = {s for s in _SIGNALS if signal.getsignal(s) is not signal.SIG_IGN}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
-        yield lambda: bool(signal.sigpending() & _SIGNALS)
+        yield lambda: bool(signal.sigpending() & heeded)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 

@@ -33,6 +33,8 @@ from silo_regress import fsio, transaction
 sig = int(os.environ["FAULT_SIGNAL"])
 phase = os.environ["FAULT_PHASE"]
 at = int(os.environ["FAULT_AT"])
+if os.environ.get("FAULT_IGNORED"):
+    signal.signal(sig, signal.SIG_IGN)  # as in a job started with `&`, or nohup
 calls = 0
 
 def hit():
@@ -70,11 +72,12 @@ class Trial:
     signal: int
     phase: str  # "stage", "journal", "rename", or "timed" (a delay in seconds in ``at``)
     at: float
+    ignored: bool = False  # the command runs with this signal ignored
 
     def describe(self) -> str:
         name = signal.Signals(self.signal).name
         where = f"after {self.at:.3f} s" if self.phase == "timed" else f"{self.phase} #{self.at:g}"
-        return f"{name} at {where}"
+        return f"{'ignored ' if self.ignored else ''}{name} at {where}"
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,7 @@ def run_trial(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_default_signals,
         )
         time.sleep(trial.at)
         proc.send_signal(trial.signal)
@@ -181,9 +185,16 @@ def run_trial(
             "FAULT_SIGNAL": str(trial.signal),
             "FAULT_PHASE": trial.phase,
             "FAULT_AT": str(int(trial.at)),
+            **({"FAULT_IGNORED": "1"} if trial.ignored else {}),
         }
         done = subprocess.run(
-            args, capture_output=True, text=True, timeout=60, env=env, check=False
+            args,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+            preexec_fn=_default_signals,
         )
         code, stderr = done.returncode, done.stderr
     staged = _staged_junk(project)
@@ -195,6 +206,13 @@ def run_trial(
     if after.returncode != 0:
         message += f" | next fmt exited {after.returncode}: {after.stderr.strip()}"
     return Verdict(trial, code, state, leftovers, staged, message)
+
+
+def _default_signals() -> None:
+    """A job started with `&` (or nohup) ignores SIGINT, and its children inherit that;
+    every trial starts from the defaults a terminal gives."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def reset(project: SiloProject, old: dict[str, bytes]) -> None:

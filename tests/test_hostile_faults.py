@@ -58,6 +58,19 @@ def test_an_interrupted_record_changes_no_baseline(
         assert verdict.message == "silo-regress: error: interrupted", verdict
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_ignored_signal_never_undoes_a_record_reported_as_written(
+    faulty: tuple[SiloProject, dict[str, bytes], dict[str, bytes]], sig: int
+) -> None:
+    """With SIGINT ignored (a job run with `&`), the batch was rolled back and exit 0."""
+    project, old, new = faulty
+    reset(project, old)
+    verdict = run_trial(project, Trial(sig, "rename", 3, ignored=True), old=old, new=new)
+    assert verdict.exit_code == 0, verdict
+    assert verdict.state == "new", verdict
+    assert not verdict.lost, verdict
+
+
 def test_a_timed_kill_at_random_moments_loses_nothing(
     faulty: tuple[SiloProject, dict[str, bytes], dict[str, bytes]],
 ) -> None:
