@@ -147,7 +147,7 @@ def test_dry_run_shows_the_change_and_writes_nothing(project: SiloProject) -> No
     assert result.exit_code == 0, result.output
     assert "would change baselines/TASK-002.result.json" in result.stdout
     assert "reward 1 -> 0.5" in result.stdout
-    assert "auditLog.added: +AUD-0002" in result.stdout
+    assert "auditLog: now also adds AUD-0002" in result.stdout
     assert result.stdout.rstrip().endswith("dry run: 2 files would be written; nothing was written")
     assert project.baseline_bytes() == before
 

@@ -55,7 +55,13 @@ def test_exit_1_check_failed(project: SiloProject) -> None:
     result = project.cli("check")
     assert result.exit_code == 1
     assert result.stderr == ""
-    assert result.stdout.startswith("CHANGED  TASK-002 (crm-west)  result.json")
+    # Summary first: the counts, the scores, one line per task; then the details.
+    lines = result.stdout.splitlines()
+    assert lines[0] == "1 changed, 1 match (2 artifacts of 1 task)"
+    assert lines[1] == "by task: 1 regression (1 task)"
+    assert lines[2].startswith("pass rate 1/1 -> 0/1, total reward 1 -> 0 over 1 task")
+    assert lines[3].startswith("  regression  TASK-002 (crm-west): now FAILS")
+    assert "CHANGED  TASK-002 (crm-west)  result.json" in lines[5]
 
 
 def test_diff_shows_a_change_and_exits_0(project: SiloProject) -> None:
@@ -180,7 +186,7 @@ def test_output_file_gets_the_format_and_stdout_the_text(project: SiloProject) -
     target.parent.mkdir()  # --output creates no directories
     result = project.cli("check", "--format", "json", "--output", str(target))
     assert result.exit_code == 1
-    assert result.stdout.startswith("CHANGED  TASK-002")
+    assert "CHANGED  TASK-002" in result.stdout
     assert target.read_text().startswith('{\n  "version": 1,')
 
 

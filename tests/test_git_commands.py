@@ -73,7 +73,8 @@ def test_check_staged_reads_the_index_not_the_working_tree(tmp_path: Path) -> No
     assert "now FAILS (passed: true -> false)" in blocked.stdout
     assert "(baselines from git index)" in blocked.stdout
     assert blocked.stdout.rstrip().endswith(
-        "accept it with: silo-regress record TASK-001, then `git add` the baselines"
+        "accept it with: silo-regress record TASK-001, then `git add` the baselines; "
+        "or skip this hook once: SKIP=silo-regress-check git commit"
     )
     assert project.cli("record", "TASK-001").exit_code == 0
     assert project.cli("check").exit_code == 0  # the working tree has the new baseline
@@ -250,8 +251,8 @@ def test_log_summarises_each_commit_newest_first(tmp_path: Path) -> None:
         lines[1],
     )
     assert lines[1].endswith(
-        'check "Lead qualified" failed -> passed; auditLog.added: +AUD-0003; '
-        "opportunities.changed: -OPP-005; +4 more"
+        'check "Lead qualified" failed -> passed; auditLog: now also adds AUD-0003; '
+        "opportunities: no longer changes OPP-005; +4 more"
     )
     assert re.search(r"2026-03-18  Test Author  Stricter check *  now FAILS", lines[2])
     assert re.search(r"Record the tasks *  recorded: passes, reward 1; auditLog", lines[3])
@@ -266,7 +267,7 @@ def test_log_summarises_each_commit_newest_first(tmp_path: Path) -> None:
     ]
     state = document["commits"][0]["artifacts"][1]
     assert state["artifact"] == "state-diff.json"
-    assert state["behaviour"][0].startswith("auditLog.added: +AUD-0003")
+    assert state["behaviour"][0].startswith("auditLog: now also adds AUD-0003")
     assert state["notes"][0]["kind"] == "ids-changed"  # the same behaviour, as data
 
 

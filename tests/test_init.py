@@ -187,6 +187,7 @@ def test_plain_hook_judges_what_the_commit_will_really_contain(tmp_path: Path) -
     assert "CHANGED  TASK-001 (crm-west)  result.json" in output
     assert "    - reward 1 -> 0.5" in output
     assert "accept it with: silo-regress record TASK-001, then `git add` the baselines" in output
+    assert "or skip this hook once: SKIP=silo-regress-check git commit" in output
 
     # Recorded and staged, but `git commit PATH` commits only PATH: from a temporary
     # index (GIT_INDEX_FILE) that still holds the old baseline, so it must be blocked.

@@ -439,19 +439,19 @@ def test_state_diff_summary_lists_ids_per_collection() -> None:
     after["collections"]["contacts"] = {"added": [], "removed": ["CON-022"], "changed": []}
     after["scalars"] = [{"field": "pipeline.stage", "from": "lead", "to": "won"}]
     assert summarize("state-diff.json", before, after) == (
-        "auditLog.added: +AUD-0003 -AUD-0002",
-        "contacts.removed: +CON-022",
-        "opportunities.changed: +OPP-006",
+        "auditLog: no longer adds AUD-0002; now also adds AUD-0003",
+        "contacts: now also removes CON-022",
+        "opportunities: now also changes OPP-006",
         'scalar pipeline.stage: "lead" -> "qualified" became "lead" -> "won"',
     )
     reordered = make_state_diff(added=("AUD-0002", "AUD-0001"))
     assert summarize("state-diff.json", before, reordered) == (
-        "auditLog.added: same ids, new order",
+        "auditLog: adds the same ids in another order",
     )
     untouched: dict[str, Any] = {"scalars": [], "collections": {}}
     assert summarize("state-diff.json", before, untouched) == (
-        "auditLog.added: -AUD-0001 -AUD-0002",
-        "opportunities.changed: -OPP-005",
+        "auditLog: no longer adds AUD-0001 AUD-0002",
+        "opportunities: no longer changes OPP-005",
         'scalar pipeline.stage no longer changes (was "lead" -> "qualified")',
     )
 
@@ -466,7 +466,7 @@ def test_the_text_report_puts_behaviour_before_the_diff(project: SiloProject) ->
     )
     out = project.cli("check").stdout
     assert out.index("behaviour:") < out.index("diff (- baseline, + run):")
-    assert "    - auditLog.added: +AUD-0002\n" in out
+    assert "    - auditLog: now also adds AUD-0002\n" in out
     assert "    --- baselines/TASK-002.state-diff.json\n" in out
     assert "    +++ .silo/runs/" in out and "/state-diff.json (canonical)\n" in out
     assert '    +        "AUD-0002"\n' in out
@@ -490,7 +490,8 @@ def test_huge_diffs_are_capped_and_say_where_the_full_files_are(project: SiloPro
         f".silo/runs/{run_dir}/state-diff.json (canonical)"
     ) in out
     # The summary still names every id, in full.
-    assert "AUD-0399-x" in out and "-AUD-0399" in out
+    assert "now also adds AUD-0000-x" in out and "AUD-0399-x" in out
+    assert "no longer adds AUD-0000 " in out  # every id in full, never truncated
     assert Verdict.CHANGED.value in project.cli("check", "--format", "json").stdout
 
 
@@ -527,7 +528,7 @@ def test_a_large_artifact_reports_only_the_changed_region(project: SiloProject) 
             "run": "AUD-X150000",
         }
     ]
-    assert item["behaviour"] == ["auditLog.added: +AUD-X150000 -AUD-0150000"]
+    assert item["behaviour"] == ["auditLog: no longer adds AUD-0150000; now also adds AUD-X150000"]
     text = project.cli("check").stdout
     baseline = (project.baselines / "TASK-002.state-diff.json").read_text().splitlines()
     line = baseline.index('        "AUD-0150000",') + 1

@@ -61,6 +61,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.render": [
         ("wording", "hunks"),
         ("excerpt",),
+        ("summary",),
         ("text", "machine"),
         ("markdown", "junit", "recording"),
         ("github", "html"),

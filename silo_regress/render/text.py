@@ -70,9 +70,13 @@ def render_text(
     show_matches: bool = False,
     headline: str | None = None,
 ) -> str:
-    """The check report: every failing artifact in agent terms, then a summary."""
+    """The check report: the summary first, then every failing artifact in agent terms."""
     palette = Palette(color)
-    out: list[str] = []
+    out: list[str] = [summary_line(report, palette=palette, headline=headline)]
+    shared: set[str] = set()
+    if not report.ok:
+        head, shared = summary_block(report, palette=palette)
+        out += [*head, ""]
     for outcome in report.outcomes:
         if outcome.ok:
             if show_matches:
@@ -80,16 +84,44 @@ def render_text(
                     f"{palette.paint('ok', 'green')}  {task_label(outcome)}  {outcome.artifact}"
                 )
             continue
-        out.extend(render_outcome(outcome, palette=palette, cap=cap))
+        out.extend(render_outcome(outcome, palette=palette, cap=cap, shared=shared))
         out.append("")
-    out.append(summary_line(report, palette=palette, headline=headline))
     hint = accept_hint(report)
     if hint:
         out.append(hint)
     return "\n".join(out) + "\n"
 
 
-def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_CAP) -> list[str]:
+def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[str]]:
+    """Counts by direction, scores before -> after, one line per task, shared notes.
+
+    Returns the lines and the texts of the notes shared by several tasks, which the
+    details below then leave out.
+    """
+    from silo_regress.render.summary import counts_phrase, scores_phrase, summarize_report
+
+    summary = summarize_report(report)
+    out = [f"by task: {counts_phrase(summary)}"]
+    scores = scores_phrase(summary.totals)
+    if scores:
+        out.append(scores)
+    width = max((len(line.kind) for line in summary.lines), default=0)
+    for line in summary.lines:
+        style = ("green",) if line.kind == "improvement" else ("red",)
+        kind = palette.paint(f"{line.kind:<{width}}", *style)
+        out.append(f"  {kind}  {line.label}: {line.what}")
+    for note in summary.shared:
+        out.append(f"  same in {', '.join(note.tasks)} ({note.artifact}): {note.text}")
+    return out, {note.text for note in summary.shared}
+
+
+def render_outcome(
+    outcome: Outcome,
+    *,
+    palette: Palette,
+    cap: int = DIFF_LINE_CAP,
+    shared: set[str] | frozenset[str] = frozenset(),
+) -> list[str]:
     heading = _FAIL_WORD[outcome.verdict]
     out = [
         palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
@@ -102,8 +134,14 @@ def render_outcome(outcome: Outcome, *, palette: Palette, cap: int = DIFF_LINE_C
     if outcome.detail:
         out.append(f"  {outcome.detail}")
     if outcome.behaviour:
+        from silo_regress.render.wording import word
+
+        own = [note for note in outcome.behaviour if word(note) not in shared]
         out.append("  behaviour:")
-        out.extend(f"    - {palette.note(note)}" for note in outcome.behaviour)
+        out.extend(f"    - {palette.note(note)}" for note in own)
+        if len(own) < len(outcome.behaviour):
+            folded = len(outcome.behaviour) - len(own)
+            out.append(f"    - and {folded} shared with other tasks (listed above)")
     if outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
         out.append("  diff (- baseline, + run):")
         diff = unified_diff(
@@ -168,7 +206,10 @@ def accept_hint(report: Report) -> str:
         return ""
     hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
     if report.source.is_index:  # the pre-commit hook: recording alone is not enough
-        hint += ", then `git add` the baselines"
+        hint += (
+            ", then `git add` the baselines; or skip this hook once: "
+            "SKIP=silo-regress-check git commit"
+        )
     return hint
 
 

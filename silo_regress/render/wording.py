@@ -157,6 +157,36 @@ def dotted(pointer: str) -> str:
     return "".join(out)
 
 
+# Silo's state-diff kinds as verbs: "auditLog: now also adds AUD-0003". A gained id
+# under "added" is one the run adds and the baseline did not; a lost one, one the
+# run no longer adds (not one it removed).
+_VERBS = {
+    "added": "adds",
+    "removed": "removes",
+    "changed": "changes",
+    "created": "creates",
+    "updated": "updates",
+    "deleted": "deletes",
+}
+
+
+def _ids_sentence(
+    name: str, kind: str, gained: tuple[JsonValue, ...], lost: tuple[JsonValue, ...]
+) -> str:
+    verb = _VERBS.get(kind)
+    if verb is None:
+        parts = [f"+{_id(i)}" for i in gained] + [f"-{_id(i)}" for i in lost]
+        return f"{name}.{kind}: {' '.join(parts or ['same ids, new order'])}"
+    if not gained and not lost:
+        return f"{name}: {verb} the same ids in another order"
+    clauses = []
+    if lost:
+        clauses.append(f"no longer {verb} {' '.join(_id(i) for i in lost)}")
+    if gained:
+        clauses.append(f"now also {verb} {' '.join(_id(i) for i in gained)}")
+    return f"{name}: {'; '.join(clauses)}"
+
+
 def _sentence(note: Note) -> str:
     match note:
         case PassedChanged(baseline=b, run=r):
@@ -189,8 +219,7 @@ def _sentence(note: Note) -> str:
         case MoreChanges(scope=scope, count=count):
             return f"{scope}: {count} more changed values"
         case IdsChanged(collection=name, change=kind, gained=gained, lost=lost):
-            parts = [f"+{_id(i)}" for i in gained] + [f"-{_id(i)}" for i in lost]
-            return f"{name}.{kind}: {' '.join(parts or ['same ids, new order'])}"
+            return _ids_sentence(name, kind, gained, lost)
         case CollectionChanged(collection=name, change=kind, baseline=b, run=r):
             where = name if kind is None else f"{name}.{kind}"
             return f"{where}: {_change(b, r)}"

@@ -1,0 +1,135 @@
+"""The summary every report opens with: counts by direction, scores before -> after,
+one line per task that needs a look (regressions first), and notes shared by tasks.
+
+Values in, values out: text, Markdown and HTML each lay these out their own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from silo_regress.direction import REVIEW_ORDER, Direction, Totals, review_rank, total
+from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.render.wording import one_line, word, words
+
+
+def task_label(outcome: Outcome) -> str:
+    if outcome.task.qualified or outcome.environment is None:
+        return str(outcome.task)
+    return f"{outcome.task} ({outcome.environment})"
+
+
+@dataclass(frozen=True)
+class TaskLine:
+    """One task that needs a look: its direction (or verdict) and what changed."""
+
+    label: str
+    kind: str  # "regression", ..., or a verdict such as "missing-run"
+    direction: Direction | None
+    what: str
+    outcomes: tuple[Outcome, ...]
+
+
+@dataclass(frozen=True)
+class SharedNote:
+    """A behaviour note that reads the same in several tasks."""
+
+    text: str
+    artifact: str
+    tasks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    counts: tuple[tuple[str, int], ...]  # ("regression", 2), ..., ("match", 9) by task
+    totals: Totals | None
+    lines: tuple[TaskLine, ...]
+    shared: tuple[SharedNote, ...]
+    tasks: int
+
+
+def summarize_report(report: Report) -> Summary:
+    grouped: dict[str, list[Outcome]] = {}
+    for outcome in report.outcomes:
+        grouped.setdefault(task_label(outcome), []).append(outcome)
+    lines: list[TaskLine] = []
+    counts: dict[str, int] = {}
+    for label, outcomes in grouped.items():
+        failing = [o for o in outcomes if not o.ok]
+        if not failing:
+            counts["match"] = counts.get("match", 0) + 1
+            continue
+        changed = [o for o in failing if o.verdict is Verdict.CHANGED]
+        direction = changed[0].direction if changed else None
+        other = [o for o in failing if o.verdict is not Verdict.CHANGED]
+        kind = (
+            direction.value
+            if direction is not None and not other
+            else other[0].verdict.value
+            if other
+            else Verdict.CHANGED.value
+        )
+        counts[kind] = counts.get(kind, 0) + 1
+        notes = [text for o in changed for text in words(o.behaviour)]
+        notes += [o.detail or o.verdict.value for o in other]
+        unique = list(dict.fromkeys(notes))
+        lines.append(TaskLine(label, kind, direction, one_line(unique), tuple(failing)))
+    lines.sort(key=lambda line: (line.direction is None, review_rank(line.direction)))
+    order = [d.value for d in REVIEW_ORDER]
+    ranked = sorted(counts.items(), key=lambda kv: (kv[0] == "match", _rank(kv[0], order)))
+    pairs = [o.scores for o in report.outcomes if o.scores is not None]
+    return Summary(
+        counts=tuple(ranked),
+        totals=total(pairs) if pairs else None,
+        lines=tuple(lines),
+        shared=tuple(shared_notes(report.outcomes)),
+        tasks=len(grouped),
+    )
+
+
+def _rank(kind: str, order: list[str]) -> int:
+    return order.index(kind) if kind in order else len(order)
+
+
+def shared_notes(outcomes: Iterable[Outcome]) -> list[SharedNote]:
+    """Notes worded identically in two or more tasks, in first-seen order."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for outcome in outcomes:
+        if outcome.verdict is not Verdict.CHANGED:
+            continue
+        for note in outcome.behaviour:
+            tasks = seen.setdefault((outcome.artifact, word(note)), [])
+            label = task_label(outcome)
+            if label not in tasks:
+                tasks.append(label)
+    return [
+        SharedNote(text=text, artifact=artifact, tasks=tuple(tasks))
+        for (artifact, text), tasks in seen.items()
+        if len(tasks) > 1
+    ]
+
+
+def counts_phrase(summary: Summary) -> str:
+    """``1 regression, 1 drift, 4 match (6 tasks)``."""
+    parts = ", ".join(f"{n} {kind}" for kind, n in summary.counts)
+    return f"{parts} ({summary.tasks} task{'s' * (summary.tasks != 1)})"
+
+
+def scores_phrase(totals: Totals | None) -> str | None:
+    """``pass rate 6/6 -> 5/6, total reward 6 -> 5.33 (6 tasks with results)``."""
+    if totals is None or not totals.tasks:
+        return None
+
+    def rate(passed: int, scored: int) -> str:
+        return f"{passed}/{scored}" if scored else "-"
+
+    def reward(value: float) -> str:
+        return f"{value:.4g}"
+
+    return (
+        f"pass rate {rate(totals.passed_before, totals.scored_before)} -> "
+        f"{rate(totals.passed_after, totals.scored_after)}, total reward "
+        f"{reward(totals.reward_before)} -> {reward(totals.reward_after)} "
+        f"over {totals.tasks} task{'s' * (totals.tasks != 1)} with results"
+    )
