@@ -20,12 +20,13 @@ from silo_regress.canonical import (
     canonicalize,
     serialize,
 )
-from silo_regress.config import Config
+from silo_regress.config import Config, TaskSettings
 from silo_regress.direction import compare_scores, read_scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
 from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
+from silo_regress.provenance import InputSnapshot, RunFreshness, judge_run
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, select_targets
 from silo_regress.taskref import TaskRef
@@ -41,17 +42,22 @@ def check(
     *,
     targets: Sequence[Target] | None = None,
     runs: dict[tuple[str, str], Run] | None = None,
+    inputs: InputSnapshot | None = None,
+    allow_stale: bool = False,
 ) -> Report:
     """Compare the newest run of every selected task with its baselines.
 
     ``runs`` pins the run used for a task (``check --run`` compares the runs it
-    just made, not whatever is newest on disk).
+    just made, not whatever is newest on disk). ``inputs`` are the inputs being
+    checked: a run made from others is ``stale-run`` (with ``allow_stale``, a
+    warning and the ordinary verdict).
     """
     if targets is None:
         targets = select_targets(config, index, source, refs)
     version = source.format_version()
     wrong_version = _version_problem(version, source, config) if targets else None
     outcomes: list[Outcome] = []
+    notes: list[str] = list(inputs.warnings) if inputs is not None else []
     for target in targets:
         run = None
         if target.key is not None:
@@ -59,8 +65,9 @@ def check(
             # disk is not a result anybody just produced.
             run = runs.get(target.key) if runs is not None else index.newest(*target.key)
         environment = target.key[0] if target.key else target.ref.environment
+        settings = config.task_settings(target.ref, environment=environment)
         if not target.baselines:
-            for artifact in config.artifacts:
+            for artifact in settings.artifacts:
                 outcomes.append(
                     Outcome(
                         task=target.ref,
@@ -73,6 +80,9 @@ def check(
                     )
                 )
             continue
+        fresh = judge_run(config, run, inputs, ref=target.ref) if run is not None else None
+        if fresh is not None:
+            notes.extend(fresh.warnings)
         result = _read_result(config, run) if run is not None else None
         judged: list[Outcome] = []
         for variants in group_variants(target.baselines).values():
@@ -84,15 +94,19 @@ def check(
                 run=run,
                 result=result,
                 wrong_version=wrong_version,
+                settings=settings,
             )
             if len(variants) == 1 and variants[0].variant == 1:
                 judged.append(compare(variants[0]))
             else:
                 judged.append(_judge_variants(source, variants, compare))
-        outcomes.extend(_with_direction(config, judged, result))
+        directed = _with_direction(settings, judged, result)
+        outcomes.extend(_with_freshness(o, fresh, allow_stale=allow_stale) for o in directed)
+        if fresh is not None and fresh.stale is not None and allow_stale:
+            notes.append(f"{fresh.describe()} (judged anyway: --allow-stale)")
     return Report(
         outcomes=tuple(outcomes),
-        warnings=_warnings(config, index),
+        warnings=_warnings(config, index) + tuple(notes),
         source=BaselineOrigin(source.kind, source.label),
     )
 
@@ -127,6 +141,24 @@ def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, 
             head, rest = ", ".join(paths[:shown]), len(paths) - shown
             lines.append(f"{len(paths)} run directories skipped, {reason}: {head} and {rest} more")
     return tuple(lines)
+
+
+def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale: bool) -> Outcome:
+    """A stale run cannot judge the code being checked: its verdict says so."""
+    if fresh is None:
+        return outcome
+    outcome = replace(outcome, provenance=fresh.record)
+    if fresh.stale is None or allow_stale:
+        return outcome
+    if outcome.verdict in (Verdict.FORMAT_VERSION, Verdict.MISSING_RUN):
+        return outcome
+    return replace(
+        outcome,
+        verdict=Verdict.STALE_RUN,
+        detail=fresh.describe(),
+        changes=(),
+        behaviour=(),
+    )
 
 
 def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
@@ -269,6 +301,7 @@ def _compare_one(
     run: Run | None,
     result: _Result | None,
     wrong_version: str | None,
+    settings: TaskSettings,
     details: bool = True,
 ) -> Outcome:
     artifact = baseline.artifact
@@ -290,6 +323,7 @@ def _compare_one(
         run=run,
         result=result,
         wrong_version=wrong_version,
+        settings=settings,
         details=details,
     )
 
@@ -303,6 +337,7 @@ def _judge(
     run: Run | None,
     result: _Result | None,
     wrong_version: str | None,
+    settings: TaskSettings,
     details: bool = True,
 ) -> Outcome:
     """``blank`` with its verdict, detail, texts, changes and behaviour filled in.
@@ -347,7 +382,11 @@ def _judge(
             return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)
         if data is None:
             return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
-        if is_derived(artifact) and data == baseline_bytes and _plain_match(config, data, artifact):
+        if (
+            is_derived(artifact)
+            and data == baseline_bytes
+            and _plain_match(settings, data, artifact)
+        ):
             # Derived bytes are canonical already: a matching tool path of 100 MB
             # is never parsed into objects.
             return replace(read, run_text=data)
@@ -355,10 +394,10 @@ def _judge(
             run_doc = canonicalize(data, source=run_source)
         except InputError as exc:
             return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=exc.message)
-    run_doc = _ignored(config, run_doc, artifact)
+    run_doc = _ignored(settings, run_doc, artifact)
     read = replace(read, run_text=run_doc.text)
     if baseline_bytes == run_doc.text:
-        findings = _findings(config, run_doc, artifact, run)
+        findings = _findings(settings, run_doc, artifact, run)
         if findings:
             return replace(
                 read, verdict=Verdict.VOLATILE, detail=_describe(findings, blank.baseline_path)
@@ -375,10 +414,10 @@ def _judge(
             verdict=Verdict.NOT_CANONICAL,
             detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
         )
-    findings = _findings(config, base_doc, artifact, run)
+    findings = _findings(settings, base_doc, artifact, run)
     if findings:
         return replace(read, verdict=Verdict.VOLATILE, detail=_describe(findings, shown))
-    base_doc = _ignored(config, base_doc, artifact)
+    base_doc = _ignored(settings, base_doc, artifact)
     if base_doc.text == run_doc.text:
         return read
     if not details:
@@ -395,12 +434,15 @@ def _judge(
     )
 
 
-def _plain_match(config: Config, text: bytes, artifact: str) -> bool:
+def _plain_match(settings: TaskSettings, text: bytes, artifact: str) -> bool:
     """True when canonical ``text`` equal to its baseline is a match with no parse."""
-    return not any(p.applies_to(artifact) for p in config.ignore) and not might_be_volatile(text)
+    ignored = any(p.applies_to(artifact) for p in settings.ignore)
+    return not ignored and not might_be_volatile(text)
 
 
-def _with_direction(config: Config, judged: list[Outcome], result: _Result | None) -> list[Outcome]:
+def _with_direction(
+    settings: TaskSettings, judged: list[Outcome], result: _Result | None
+) -> list[Outcome]:
     """A task's outcomes with the scores of its result.json and the direction of its changes.
 
     The direction is the task's, read from result.json alone, so a task whose
@@ -412,13 +454,13 @@ def _with_direction(config: Config, judged: list[Outcome], result: _Result | Non
     scores = None
     if at is not None:
         outcome = judged[at]
-        after = _ignored(config, result.doc, RESULT_FILE).value
+        after = _ignored(settings, result.doc, RESULT_FILE).value
         before = None
         if outcome.verdict is Verdict.MATCH:
             before = after
         elif outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
             value = canonicalize(outcome.baseline_text, source=outcome.baseline_path or "").value
-            before = apply_ignores(value, artifact=RESULT_FILE, ignore=config.ignore)
+            before = apply_ignores(value, artifact=RESULT_FILE, ignore=settings.ignore)
         if before is not None:
             scores = (read_scores(before), read_scores(after))
             judged[at] = replace(outcome, scores=scores)
@@ -428,14 +470,14 @@ def _with_direction(config: Config, judged: list[Outcome], result: _Result | Non
     return [replace(o, direction=direction) if o.verdict is Verdict.CHANGED else o for o in judged]
 
 
-def _ignored(config: Config, doc: Document, artifact: str) -> Document:
-    if not any(p.applies_to(artifact) for p in config.ignore):
+def _ignored(settings: TaskSettings, doc: Document, artifact: str) -> Document:
+    if not any(p.applies_to(artifact) for p in settings.ignore):
         return doc
-    value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+    value = apply_ignores(doc.value, artifact=artifact, ignore=settings.ignore)
     return Document(value=value, text=serialize(value))
 
 
-def _findings(config: Config, doc: Document, artifact: str, run: Run) -> list[str]:
+def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) -> list[str]:
     if not might_be_volatile(doc.text):
         return []
     # The baseline is judged by the clock of the run it is compared with: a
@@ -443,7 +485,7 @@ def _findings(config: Config, doc: Document, artifact: str, run: Run) -> list[st
     from silo_regress.runclock import clock_of  # only once a volatile hint is seen
 
     clock = clock_of(run)
-    found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=config.scan_exempt)
+    found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
     return [f"{f.pointer} ({f.reason})" for f in found]
 
 

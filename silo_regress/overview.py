@@ -10,6 +10,7 @@ from silo_regress.baselines import BaselineSource
 from silo_regress.config import Config
 from silo_regress.judge import check
 from silo_regress.outcome import Report, Verdict
+from silo_regress.provenance import InputSnapshot
 from silo_regress.runs import RunIndex
 from silo_regress.targets import Target, ref_for_run, select_targets
 from silo_regress.taskref import TaskRef
@@ -53,9 +54,10 @@ def build_status(
     source: BaselineSource,
     *,
     now: datetime | None = None,
+    inputs: InputSnapshot | None = None,
 ) -> Status:
     targets = select_targets(config, index, source)
-    report = check(config, index, source, targets=targets)
+    report = check(config, index, source, targets=targets, inputs=inputs)
     by_task: dict[TaskRef, list[Verdict]] = {}
     for outcome in report.outcomes:
         by_task.setdefault(outcome.task, []).append(outcome.verdict)

@@ -29,11 +29,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from silo_regress import __version__
 from silo_regress.config import Config
 from silo_regress.errors import InputError
+from silo_regress.taskref import TaskRef
 
 PROVENANCE_FILE = "silo-regress.json"
 PROVENANCE_VERSION = 1
@@ -685,3 +686,71 @@ def _by_time(current: InputSnapshot, started: datetime, now: datetime) -> Stalen
         "(the run has no provenance record, so it is judged by time)",
         tuple(f.path for f in later),
     )
+
+
+# --- judging one run --------------------------------------------------------------
+
+
+class _RunLike(Protocol):
+    """What the judge knows of a run (runs.Run; a Protocol keeps the layers apart)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def environment(self) -> str: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def started(self) -> datetime: ...
+
+
+@dataclass(frozen=True)
+class RunFreshness:
+    """A run's provenance and whether it was made from the inputs being checked."""
+
+    ref: TaskRef
+    run_name: str
+    record: Provenance | None
+    stale: Staleness | None
+    warnings: tuple[str, ...] = ()
+
+    def made_by(self) -> str:
+        """``made by agent X at commit abc1234+dirty``, or "" when unknown."""
+        if self.record is None:
+            return ""
+        parts = []
+        if self.record.agent:
+            parts.append(f"agent {self.record.agent}")
+        if self.record.short_commit:
+            parts.append(f"commit {self.record.short_commit}")
+        return "made by " + " at ".join(parts) if parts else ""
+
+    def describe(self) -> str:
+        assert self.stale is not None
+        by = self.made_by()
+        return (
+            f"run {self.run_name}{f' ({by})' if by else ''} is stale: {self.stale.reason}; "
+            f"refresh it with `silo-regress run {self.ref}` (or `silo-regress check --run`)"
+        )
+
+
+def judge_run(
+    config: Config, run: _RunLike, inputs: InputSnapshot | None, *, ref: TaskRef
+) -> RunFreshness | None:
+    """Read the run's record and compare it with ``inputs``; None without inputs."""
+    if inputs is None:
+        return None
+    reading = inspect_provenance(run.path, environment=run.environment, task_id=run.task_id)
+    warnings = []
+    if reading.problem is not None:
+        where = config.relative(run.path)
+        warnings.append(f"{where}/{reading.problem}; the run is judged by time instead")
+    stale = judge_freshness(
+        inputs,
+        record=reading.record,
+        started=run.started,
+        configured_agent=config.settings_for(run.environment).agent,
+    )
+    return RunFreshness(ref, run.name, reading.record, stale, tuple(warnings))

@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from gitrepo import BIN, commit_all, readme_snippet, recorded, rerun, run, system_path
-from silofixture import SiloProject, git, git_init
+from silofixture import SiloProject, git, git_init, make_result
 
 HERE = Path(__file__).resolve().parents[1]
 # Captured before any test points HOME at a temporary directory, so pip's cache is reused.
@@ -160,3 +161,61 @@ def test_readme_local_configuration_gates_commits(hook_repo: HookRepo, tmp_path:
         tmp_path / "agent", readme_snippet("pre-commit-local"), hook_repo.home
     )
     _gate(project, hook_repo.home, path=system_path())  # a developer's activated venv
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def test_published_hook_blocks_a_commit_made_from_a_stale_run(
+    hook_repo: HookRepo, tmp_path: Path
+) -> None:
+    """Change the agent, stage it, commit without re-running Silo: blocked with stale-run."""
+    from gitrepo import repo_project
+
+    from silo_regress.provenance import Provenance, write_provenance
+
+    project = repo_project(tmp_path / "agent", config='agent = "silo.agent.ts"\n')
+    (project.root / "silo.agent.ts").write_text("export default 1;\n")
+    (project.root / "flaky.agent.ts").write_text("export default 2;\n")
+    time.sleep(0.05)
+    project.add_run("TASK-001", started=_now())
+    assert project.cli("record", "TASK-001").exit_code == 0
+    (project.root / ".pre-commit-config.yaml").write_text(hook_repo.config())
+    run(project.root, BIN / "pre-commit", "install", env={"PRE_COMMIT_HOME": str(hook_repo.home)})
+    commit_all(project, "Record TASK-001")
+
+    time.sleep(0.05)
+    (project.root / "silo.agent.ts").write_text("export default 'changed';\n")
+    git(project.root, "add", "silo.agent.ts")
+    code, output = _commit(project, hook_repo.home, "-m", "A new agent, not re-run")
+    assert code == 1
+    assert "STALE RUN  TASK-001 (crm-west)  result.json" in output
+    assert "silo.agent.ts was modified at" in output
+    assert "refresh it with `silo-regress run TASK-001`" in output
+
+    time.sleep(0.05)
+    project.add_run("TASK-001", started=_now())  # re-run: a newer run, same behaviour
+    code, output = _commit(project, hook_repo.home, "-m", "A new agent, re-run")
+    assert code == 0, output
+
+    # An experimental run with another agent, then an unrelated commit: the hook
+    # names the run as stale (made by flaky.agent.ts), never as a behaviour change.
+    flaky = project.add_run("TASK-001", started=_now(), result=make_result(passed=False))
+    from silo_regress.config import load_config
+    from silo_regress.provenance import start_batch
+
+    record: Provenance = start_batch(load_config(project.root)).record_for(
+        environment="crm-west",
+        task_id="TASK-001",
+        agent="flaky.agent.ts",
+        silo_command=("npx", "silo", "run"),
+    )
+    write_provenance(flaky, record)
+    (project.root / "notes.txt").write_text("unrelated\n")
+    git(project.root, "add", "notes.txt")
+    code, output = _commit(project, hook_repo.home, "-m", "Unrelated")
+    assert code == 1
+    assert "STALE RUN  TASK-001" in output
+    assert "it was made by agent flaky.agent.ts, not the configured silo.agent.ts" in output
+    assert "CHANGED" not in output and "now FAILS" not in output

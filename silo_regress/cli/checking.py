@@ -35,6 +35,7 @@ class CheckOptions:
     jobs: int | None = None
     verbose: bool = False
     fail_on: FailOn = FailOn.CHANGE
+    allow_stale: bool = False
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
@@ -92,7 +93,19 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.sharding import select_shard
 
         targets = select_shard(targets, chosen_shard)
-    report = judge_check(config, index, source, targets=targets, runs=pinned)
+    from silo_regress.provenance import current_inputs
+
+    # The hook judges the inputs being committed; every other check the working tree.
+    inputs = current_inputs(config, staged=options.staged)
+    report = judge_check(
+        config,
+        index,
+        source,
+        targets=targets,
+        runs=pinned,
+        inputs=inputs,
+        allow_stale=options.allow_stale,
+    )
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     emit_report(report, options.report_format, g, output=options.output, verbose=options.verbose)

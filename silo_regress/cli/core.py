@@ -210,6 +210,13 @@ def check(
     ] = None,
     verbose: VerboseOption = False,
     fail_on: FailOnOption = FailOn.CHANGE,
+    allow_stale: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stale",
+            help="Judge runs made from other inputs (stale-run) anyway, with a warning.",
+        ),
+    ] = False,
 ) -> int:
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
@@ -229,6 +236,7 @@ def check(
         jobs=jobs,
         verbose=verbose,
         fail_on=fail_on,
+        allow_stale=allow_stale,
     )
     return run_check(globals_of(ctx), options)
 

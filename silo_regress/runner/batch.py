@@ -9,6 +9,7 @@ picks an exit code. The parts: :mod:`.process` supervises each process group,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import queue
 import threading
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from silo_regress.config import Config
+from silo_regress.provenance import ProvenanceError, start_batch, write_provenance
 from silo_regress.runner.attribution import Claim, Ended, Key, Ledger
 from silo_regress.runner.classification import RolloutOutcome, classify
 from silo_regress.runner.plan import Rollout
@@ -172,6 +174,8 @@ class _Collector:
         self.exits: dict[int, GroupExit] = {}
         self.known: dict[str, Run] = {}
         self.outcomes: list[RolloutOutcome | None] = [None] * len(rollouts)
+        # Taken once per batch: every rollout is made from the same inputs and commit.
+        self.provenance = start_batch(config)
 
     def exited(self, index: int, exit_: GroupExit) -> None:
         """Note an exit; settle its task when none of the task's rollouts still runs."""
@@ -191,9 +195,23 @@ class _Collector:
 
     def _classify(self, claim: Claim) -> None:
         index = claim.ended.index
+        if claim.run is not None:
+            self._write_provenance(self.rollouts[index], claim.run)
         self.outcomes[index] = classify(
             self.config, self.rollouts[index], self.exits[index], claim.run, complete=claim.complete
         )
+
+    def _write_provenance(self, rollout: Rollout, run: Run) -> None:
+        """``silo-regress.json`` beside the run: which inputs and agent made it."""
+        # A run left without a record is judged by time instead: not worth failing for.
+        with contextlib.suppress(OSError, ProvenanceError):
+            record = self.provenance.record_for(
+                environment=run.environment,
+                task_id=run.task_id,
+                agent=rollout.agent,
+                silo_command=rollout.argv,
+            )
+            write_provenance(run.path, record)
 
     def _identify_new(self) -> dict[str, Run]:
         for entry in list_run_dirs(self.config.runs_dir):

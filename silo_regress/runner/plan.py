@@ -108,6 +108,7 @@ class Rollout:
     repeat: int
     argv: tuple[str, ...]
     timeout: float | None
+    agent: str | None = None  # the agent file passed to Silo, for the run's provenance
 
     @property
     def label(self) -> str:
@@ -136,6 +137,7 @@ def prepare_rollouts(
     checked: set[tuple[str, ...]] = set()
     argvs: list[tuple[str, ...]] = []
     timeouts: list[float | None] = []
+    agents: list[str | None] = []
     for task in tasks:
         settings = config.settings_for(task.environment)
         command = settings.silo_command or config.silo_command
@@ -150,10 +152,11 @@ def prepare_rollouts(
         argv = (*command, "run", "--env", task.environment, "--task", task.task_id)
         argvs.append(argv + (("--agent", agent_path) if agent_path is not None else ()))
         timeouts.append(timeout if timeout is not None else settings.timeout)
+        agents.append(agent_path)
     return [
-        Rollout(task=task, number=n, repeat=repeat, argv=argv, timeout=limit)
+        Rollout(task=task, number=n, repeat=repeat, argv=argv, timeout=limit, agent=used)
         for n in range(1, repeat + 1)
-        for task, argv, limit in zip(tasks, argvs, timeouts, strict=True)
+        for task, argv, limit, used in zip(tasks, argvs, timeouts, agents, strict=True)
     ]
 
 
