@@ -352,7 +352,15 @@ def status(ctx: typer.Context) -> int:
     g, config = setup(ctx)
     index = index_runs(config.runs_dir)
     store = working_tree(config)
-    result = build_status(config, index, store)
+    from silo_regress.provenance import current_inputs
+
+    inputs = current_inputs(config, staged=False)
+    result = build_status(config, index, store, inputs=inputs)
+    if inputs is None:
+        warn(
+            f"no stale-run detection: {config.where} sets neither 'inputs' nor 'agent', so "
+            "a run made from other code than this looks as good as a fresh one"
+        )
     from silo_regress.history import mark_git_states
 
     result = mark_git_states(config, result)
