@@ -293,3 +293,18 @@ def test_shards_keep_a_tasks_variants_together(project: SiloProject) -> None:
         [(t, a, 1) for t in ("TASK-001", "TASK-003", "TASK-004") for a in ARTIFACTS]
         + [("TASK-002", "result.json", 2), ("TASK-002", "state-diff.json", 1)]
     )
+
+
+def test_fmt_check_on_staged_paths_names_a_gap(project: SiloProject) -> None:
+    # The pre-commit fmt hook passes the staged files: a gap among them is found too.
+    project.add_run("TASK-002", result=make_result(agent_output=A))
+    assert project.cli("record", "TASK-002").exit_code == 0
+    variant_file(project, "TASK-002~3.result.json", B)
+    done = project.cli("fmt", "--check", str(project.baselines / "TASK-002~3.result.json"))
+    assert done.exit_code == 1
+    assert (
+        "variants        baselines/TASK-002.result.json: variants are numbered 1, 3, "
+        "with no variant 2" in done.stdout
+    )
+    untouched = project.cli("fmt", "--check", str(project.baselines / "TASK-002.state-diff.json"))
+    assert untouched.exit_code == 0, untouched.output
