@@ -292,3 +292,47 @@ def test_color_never_has_no_escapes_anywhere(project: SiloProject) -> None:
     _changed(project)
     for args in (("check",), ("record", "TASK-002"), ("status",)):
         assert "\x1b" not in project.cli(*args, color="never").output, args
+
+
+# --- global options after the command, -h, readable help -----------------------
+
+
+def test_global_options_are_accepted_after_the_command(project: SiloProject) -> None:
+    _changed(project)
+    runner = project.runner
+    after = runner.invoke(app, ["check", "--color", "always", "--project", str(project.root)])
+    assert after.exit_code == 1, after.output
+    assert "\x1b[" in after.stdout
+    equals = runner.invoke(app, ["check", f"--project={project.root}", "--color=never"])
+    assert equals.exit_code == 1 and "\x1b[" not in equals.stdout
+    assert "now FAILS" in equals.stdout
+
+
+def test_hoisting_stops_at_the_separator() -> None:
+    from silo_regress.cli.app import hoist_global_options
+
+    commands = ("check", "record")
+    assert hoist_global_options(["check", "T", "--color", "never"], commands) == [
+        "--color",
+        "never",
+        "check",
+        "T",
+    ]
+    assert hoist_global_options(["-C", "x", "record", "--", "--color"], commands) == [
+        "-C",
+        "x",
+        "record",
+        "--",
+        "--color",
+    ]
+
+
+def test_short_help_and_readable_metavars(project: SiloProject) -> None:
+    for command in ("record", "check", "run", "review", "merge"):
+        result = project.runner.invoke(app, [command, "-h"])
+        assert result.exit_code == 0, command
+        assert "Usage: " in result.stdout
+        assert "<str>" not in result.stdout and "<int" not in result.stdout, command
+        assert "<float" not in result.stdout, command
+    record = project.runner.invoke(app, ["record", "-h"]).stdout
+    assert "--run RUN_ID" in record and "--repeat N" in record and "--path POINTER" in record

@@ -7,10 +7,12 @@ The commands register themselves on :data:`app` from their own modules
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from silo_regress import __version__
 from silo_regress.cli.common import (
@@ -22,7 +24,54 @@ from silo_regress.cli.common import (
 )
 from silo_regress.errors import ExitCode
 
+# Global options a user may also give after the command (`check --color always`):
+# moved in front of it before parsing. The value follows unless written with "=".
+_GLOBAL_OPTIONS = ("--color", "--project", "-C")
+# Readable placeholders in --help instead of click's "<str>" and "<int range>".
+_METAVARS = {"run": "RUN_ID", "repeat": "N", "jobs": "N", "timeout": "SECONDS"}
+
+
+def hoist_global_options(args: list[str], commands: Iterable[str]) -> list[str]:
+    """``check --color always`` -> ``--color always check``; stops at ``--``."""
+    names = set(commands)
+    at = next((n for n, a in enumerate(args) if a in names), None)
+    if at is None:
+        return args
+    head, rest = list(args[: at + 1]), args[at + 1 :]
+    moved: list[str] = []
+    kept: list[str] = []
+    n = 0
+    while n < len(rest):
+        arg = rest[n]
+        if arg == "--":
+            kept += rest[n:]
+            break
+        if arg in _GLOBAL_OPTIONS and n + 1 < len(rest):
+            moved += rest[n : n + 2]
+            n += 2
+            continue
+        if arg.split("=", 1)[0] in _GLOBAL_OPTIONS[:2] and "=" in arg:
+            moved.append(arg)
+        else:
+            kept.append(arg)
+        n += 1
+    return [*head[:at], *moved, head[at], *kept]
+
+
+class _Group(TyperGroup):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for command in self.commands.values():
+            for param in command.params:
+                option = param.param_type_name == "option"
+                if option and not getattr(param, "is_flag", True) and not param.metavar:
+                    name = param.name or "value"
+                    param.metavar = _METAVARS.get(name, name.upper().replace("_", "-"))
+        return super().parse_args(ctx, hoist_global_options(args, self.commands))
+
+
 app = typer.Typer(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"]},
     name="silo-regress",
     help="Byte-exact behaviour baselines for Silo agent runs: record, check, review.",
     add_completion=False,
