@@ -7,6 +7,7 @@ byte for byte as it is, so running ``init`` twice changes nothing.
 from __future__ import annotations
 
 import enum
+import os
 import re
 import shlex
 import tomllib
@@ -44,20 +45,77 @@ class Step:
     what: str
 
 
-def add_config_section(project: Path) -> Step:
-    """Append ``[tool.silo-regress]`` to pyproject.toml unless it has the section."""
+@dataclass(frozen=True)
+class Inferred:
+    """What ``init`` can tell about a project without asking: each None when unclear."""
+
+    environment: str | None = None
+    agent: str | None = None
+
+    def toml_lines(self) -> list[str]:
+        lines = ['runs-dir = ".silo/runs"', 'baselines-dir = "baselines"']
+        if self.environment is not None:
+            lines.append(f"environment = {_toml_string(self.environment)}")
+        if self.agent is not None:
+            lines.append(f"agent = {_toml_string(self.agent)}")
+            lines.append(f"inputs = [{_toml_string(self.agent)}]")
+        return lines
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_SKIPPED_DIRS = {".git", ".silo", "node_modules", "dist", "build", ".venv", "venv"}
+
+
+def infer_settings(project: Path, environments: Collection[str]) -> Inferred:
+    """The environment when the runs hold exactly one; the agent when one ``*.agent.ts``."""
+    environment = next(iter(environments)) if len(environments) == 1 else None
+    agents: list[str] = []
+    budget = 20_000  # entries looked at: a monorepo is not walked to the end
+    for top, dirs, files in os.walk(project):
+        budget -= len(dirs) + len(files)
+        if budget < 0:
+            break
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        for name in files:
+            if name.endswith(".agent.ts"):
+                agents.append(os.path.relpath(os.path.join(top, name), project))
+    agent = agents[0].replace(os.sep, "/") if len(agents) == 1 else None
+    return Inferred(environment=environment, agent=agent)
+
+
+def add_config_section(project: Path, inferred: Inferred | None = None) -> Step:
+    """Append ``[tool.silo-regress]`` to pyproject.toml unless it has the section.
+
+    A project without pyproject.toml (a Node project, as Silo projects are) gets
+    ``silo-regress.toml`` instead. A symlinked pyproject.toml is written through
+    the link, which stays a link.
+    """
+    inferred = inferred or Inferred()
     pyproject = project / "pyproject.toml"
+    if not os.path.lexists(pyproject):
+        for name in ("silo-regress.toml", ".silo-regress.toml"):
+            if os.path.lexists(project / name):
+                return Step(project / name, StepState.UNCHANGED, "config")
+        standalone = project / "silo-regress.toml"
+        lines = inferred.toml_lines()
+        write_atomic(standalone, ("\n".join(lines) + "\n").encode())
+        return Step(standalone, StepState.CREATED, "config: " + ", ".join(lines))
     what = "[tool.silo-regress] section"
+    target = Path(os.path.realpath(pyproject)) if os.path.islink(pyproject) else pyproject
     try:
-        data = pyproject.read_bytes()
+        data = target.read_bytes()
     except FileNotFoundError:
-        write_atomic(pyproject, CONFIG_SECTION.encode())
-        return Step(pyproject, StepState.CREATED, what)
+        raise InputError(
+            f"{pyproject}: a symlink to nothing ({target}); fix or remove it"
+        ) from None
     except OSError as exc:
         raise InputError(f"{pyproject}: cannot read: {exc.strerror}") from None
     try:
         document = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError(f"{pyproject}: not valid TOML, so it is left alone: {exc}") from None
     tool = document.get("tool")
     if isinstance(tool, dict) and "silo-regress" in tool:
@@ -67,9 +125,10 @@ def add_config_section(project: Path) -> Step:
         gap = b""
     else:
         gap = newline if data.endswith(newline) else newline * 2
-    section = CONFIG_SECTION.encode().replace(b"\n", newline)
-    write_atomic(pyproject, data + gap + section)
-    return Step(pyproject, StepState.UPDATED, what)
+    body = "[tool.silo-regress]\n" + "\n".join(inferred.toml_lines()) + "\n"
+    section = body.encode().replace(b"\n", newline)
+    write_atomic(target, data + gap + section)
+    return Step(pyproject, StepState.UPDATED, what + ": " + ", ".join(inferred.toml_lines()))
 
 
 def write_gitattributes(baselines_dir: Path) -> Step:

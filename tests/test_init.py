@@ -28,12 +28,15 @@ def test_init_sets_a_project_up_and_twice_changes_nothing(tmp_path: Path) -> Non
     first = project.cli("init")
     assert first.exit_code == 0, first.output
     assert first.stdout.splitlines()[:3] == [
-        "created    pyproject.toml: [tool.silo-regress] section",
+        'created    silo-regress.toml: config: runs-dir = ".silo/runs", '
+        'baselines-dir = "baselines"',
         "created    baselines/.gitattributes: `* -text diff` for baselines",
         "created    .gitignore: .silo/ ignored",
     ]
-    assert (project.root / "pyproject.toml").read_text() == (
-        '[tool.silo-regress]\nruns-dir = ".silo/runs"\nbaselines-dir = "baselines"\n'
+    # No pyproject.toml (a Node project): the standalone file, keys at the top level.
+    assert not (project.root / "pyproject.toml").exists()
+    assert (project.root / "silo-regress.toml").read_text() == (
+        'runs-dir = ".silo/runs"\nbaselines-dir = "baselines"\n'
     )
     assert (project.baselines / ".gitattributes").read_text().splitlines()[-1] == "* -text diff"
     assert (project.root / ".gitignore").read_text() == ".silo/\n"
@@ -262,3 +265,65 @@ def test_plain_hook_in_a_linked_worktree(tmp_path: Path) -> None:
     assert side.cli("record", "TASK-001").exit_code == 0
     assert _commit(side, "-q", "-a", "-m", "Accept")[0] == 0
     assert git(project.root, "log", "-1", "--format=%s", "side").stdout == "Accept\n"
+
+
+def test_init_infers_environment_agent_and_inputs_in_a_node_project(tmp_path: Path) -> None:
+    project = _bare_dir(tmp_path / "agent")
+    (project.root / "package.json").write_text('{"name": "agent"}\n')
+    (project.root / "src").mkdir()
+    (project.root / "src" / "crm.agent.ts").write_text("export default 1;\n")
+    (project.root / "node_modules" / "x").mkdir(parents=True)
+    (project.root / "node_modules" / "x" / "other.agent.ts").write_text("not ours\n")
+    project.add_run("TASK-002", env="crm-west")
+    result = project.cli("init")
+    assert result.exit_code == 0, result.output
+    assert (project.root / "silo-regress.toml").read_text() == (
+        'runs-dir = ".silo/runs"\nbaselines-dir = "baselines"\nenvironment = "crm-west"\n'
+        'agent = "src/crm.agent.ts"\ninputs = ["src/crm.agent.ts"]\n'
+    )
+    assert 'environment = "crm-west", agent = "src/crm.agent.ts"' in result.stdout
+    # The quick start's dead end is gone: an unqualified record resolves through it.
+    project.add_run("TASK-002", env="crm-east")
+    assert project.cli("record", "TASK-002").exit_code == 0
+    # The runs (no provenance record) predate the agent file just written: stale by time.
+    assert "STALE RUN" in project.cli("check").stdout
+    os.utime(project.root / "src" / "crm.agent.ts", (0, 0))
+    assert project.cli("check").exit_code == 0
+
+
+def test_init_infers_nothing_it_cannot_tell(tmp_path: Path) -> None:
+    project = _bare_dir(tmp_path / "agent")
+    (project.root / "a.agent.ts").write_text("a\n")
+    (project.root / "b.agent.ts").write_text("b\n")
+    project.add_run("TASK-001", env="crm-west")
+    project.add_run("TASK-001", env="crm-east")
+    assert project.cli("init").exit_code == 0
+    text = (project.root / "silo-regress.toml").read_text()
+    assert "environment" not in text and "agent" not in text
+
+
+def test_init_writes_through_a_symlinked_pyproject(tmp_path: Path) -> None:
+    project = _bare_dir(tmp_path / "agent")
+    shared = tmp_path / "shared.toml"
+    shared.write_text('[project]\nname = "agent"\n')
+    (project.root / "pyproject.toml").symlink_to(shared)
+    result = project.cli("init")
+    assert result.exit_code == 0, result.output
+    assert (project.root / "pyproject.toml").is_symlink()
+    assert "[tool.silo-regress]" in shared.read_text()
+    assert not (project.root / "silo-regress.toml").exists()
+
+
+def test_init_from_a_subdirectory_sets_up_the_project(tmp_path: Path, monkeypatch: object) -> None:
+    from typer.testing import CliRunner
+
+    from silo_regress.cli import app
+
+    project = _bare_dir(tmp_path / "agent")
+    (project.root / "silo-regress.toml").write_text("")
+    (project.root / "src").mkdir()
+    monkeypatch.chdir(project.root / "src")  # type: ignore[attr-defined]
+    result = CliRunner().invoke(app, ["init"])
+    assert result.exit_code == 0, result.output
+    assert (project.root / "baselines" / ".gitattributes").is_file()
+    assert not (project.root / "src" / "silo-regress.toml").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import sys
 from pathlib import Path
@@ -85,19 +86,32 @@ def log(
 def init(ctx: typer.Context) -> int:
     """Set a repository up for silo-regress; running it again changes nothing.
 
-    Adds [tool.silo-regress] to pyproject.toml if absent, writes
+    Writes silo-regress.toml (or adds [tool.silo-regress] to an existing
+    pyproject.toml) with the environment and agent it can infer, writes
     baselines/.gitattributes (git never converts baseline bytes; diffs as text),
     adds .silo/ to .gitignore, then prints a .pre-commit-config.yaml and a GitHub
     Actions job to copy.
     """
     from silo_regress import scaffold
-    from silo_regress.config import load_config
+    from silo_regress.config import NoProjectError, find_project, load_config
+    from silo_regress.runcache import index_runs
 
     g = globals_of(ctx)
     project = g.project.resolve()
     if not project.is_dir():
         raise ConfigError(f"{project}: project directory does not exist")
-    steps = [scaffold.add_config_section(project)]
+    if not g.explicit:
+        # From a subdirectory: the project it belongs to, as every command finds it.
+        with contextlib.suppress(NoProjectError):
+            project = find_project(project)
+    try:
+        runs_dir = load_config(project).runs_dir
+    except ConfigError:  # reported by the step that would change the file
+        runs_dir = project / ".silo" / "runs"
+    runs = index_runs(runs_dir)
+    environments = {key[0] for key in runs.task_keys()}
+    inferred = scaffold.infer_settings(project, environments)
+    steps = [scaffold.add_config_section(project, inferred)]
     config = load_config(project)
     steps.append(scaffold.write_gitattributes(config.baselines_dir))
     steps.append(scaffold.ignore_runs(project))
