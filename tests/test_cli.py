@@ -336,3 +336,17 @@ def test_short_help_and_readable_metavars(project: SiloProject) -> None:
         assert "<float" not in result.stdout, command
     record = project.runner.invoke(app, ["record", "-h"]).stdout
     assert "--run RUN_ID" in record and "--repeat N" in record and "--path POINTER" in record
+
+
+def test_check_names_tasks_with_runs_but_no_baseline_in_one_line(project: SiloProject) -> None:
+    project.add_run("TASK-002")
+    assert project.cli("record", "TASK-002").exit_code == 0
+    project.add_run("TASK-007")
+    project.add_run("TASK-008", env="crm-east")
+    result = project.cli("check")
+    assert result.exit_code == 0  # they are not failures: nothing was promised for them
+    assert result.stderr == (
+        "silo-regress: warning: 2 tasks with runs but no baseline, not checked: "
+        "crm-east/TASK-008, crm-west/TASK-007 (record them with `silo-regress record TASK`)\n"
+    )
+    assert project.cli("check", "TASK-002").stderr == ""  # named tasks only: no note

@@ -8,7 +8,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from silo_regress.cli.common import Globals, baseline_source, out, parse_refs, project_config
+from silo_regress.cli.common import (
+    Globals,
+    baseline_source,
+    out,
+    parse_refs,
+    project_config,
+    warn,
+)
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report
 from silo_regress.errors import InputError
@@ -89,6 +96,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         return 0
     if options.allow_no_runs:
         targets = _with_runs(config, index, targets)
+    if not refs and chosen_shard is None:
+        _name_unbaselined(config, index, targets)
     if chosen_shard is not None:
         from silo_regress.sharding import select_shard
 
@@ -119,6 +128,20 @@ def _nothing_to_check(config: Config, source: BaselineSource) -> str:
         f"no baselines to check: no baseline files under {where}/ ({source.label}) in "
         f"project {config.project} (config: {config.where if config.source else 'defaults'}); "
         "record some with `silo-regress record --all`, or pass --project DIR"
+    )
+
+
+def _name_unbaselined(config: Config, index: RunIndex, targets: list[Target]) -> None:
+    """One line naming the tasks that have runs but no baseline: check skips them."""
+    covered = {t.key for t in targets if t.key is not None}
+    loose = [f"{e}/{t}" for e, t in index.task_keys() if (e, t) not in covered]
+    if not loose:
+        return
+    shown = ", ".join(loose[:10]) + (f" and {len(loose) - 10} more" if len(loose) > 10 else "")
+    count = len(loose)
+    warn(
+        f"{count} task{'s' * (count != 1)} with runs but no baseline, not checked: {shown} "
+        "(record them with `silo-regress record TASK`)"
     )
 
 
