@@ -156,7 +156,8 @@ def test_github_appends_the_markdown_summary(
     assert result.exit_code == 1
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n## silo-regress check: ❌ failed")
-    assert "| `TASK-001 (crm-west)` | **changed** | match |" in text
+    # Task, direction, one verdict per artifact.
+    assert re.search(r"\| `TASK-001 \(crm-west\)` \| [*a-z]+ \| \*\*changed\*\* \| match \|", text)
 
 
 def test_pointer_line_finds_every_value_of_a_canonical_document() -> None:
@@ -194,14 +195,15 @@ def test_markdown_renders_a_table_and_collapsible_diffs(failing: SiloProject) ->
     tables = [n for n, t in enumerate(tokens) if t.type == "table_open"]
     assert len(tables) == 2  # failing tasks, then matching ones
     rows = _table_rows(tokens, tables[0])
-    assert rows[0] == ["Task", "result.json", "state-diff.json", "What changed"]
+    assert rows[0] == ["Task", "Direction", "result.json", "state-diff.json", "What changed"]
     by_task = {row[0]: row for row in rows[1:]}
     assert set(by_task) == {"TASK-001 (crm-west)", "TASK-002 (crm-east)", "TASK-004 (crm-west)"}
-    assert by_task["TASK-001 (crm-west)"][1:3] == ["changed", "match"]
-    assert by_task["TASK-002 (crm-east)"][1:3] == ["match", "changed"]
-    assert by_task["TASK-004 (crm-west)"][1:3] == ["incomplete-run", "incomplete-run"]
-    assert by_task["TASK-001 (crm-west)"][3].startswith("now FAILS (passed: true -> false)")
-    assert all(len(row) == 4 for row in rows)  # a '|' in a detail did not split a cell
+    assert rows[1][:2] == ["TASK-001 (crm-west)", "regression"]  # regressions first
+    assert by_task["TASK-001 (crm-west)"][2:4] == ["changed", "match"]
+    assert by_task["TASK-002 (crm-east)"][2:4] == ["match", "changed"]
+    assert by_task["TASK-004 (crm-west)"][1:4] == ["–", "incomplete-run", "incomplete-run"]
+    assert by_task["TASK-001 (crm-west)"][4].startswith("now FAILS (passed: true -> false)")
+    assert all(len(row) == 5 for row in rows)  # a '|' in a detail did not split a cell
     matching = _table_rows(tokens, tables[1])
     assert matching[1] == ["TASK-003 (crm-west)", "result.json, state-diff.json"]
     fences = [t for t in tokens if t.type == "fence"]

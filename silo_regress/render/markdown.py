@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from silo_regress.behaviour.notes import Note, SegmentKind
-from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.outcome import Direction, Outcome, Report, Verdict
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
     diff_lines,
@@ -91,6 +91,19 @@ def _what(outcomes: list[Outcome]) -> str:
     return "; ".join(dict.fromkeys(notes))
 
 
+def _direction(outcomes: list[Outcome]) -> str:
+    found = next((o.direction for o in outcomes if o.direction is not None), None)
+    return f"**{found.value}**" if found is Direction.REGRESSION else found.value if found else "–"
+
+
+def _rank(outcomes: list[Outcome]) -> int:
+    """Regressions first, then mixed, improvements, drift, then the other verdicts."""
+    from silo_regress.direction import review_rank
+
+    found = next((o.direction for o in outcomes if o.direction is not None), None)
+    return review_rank(found)
+
+
 def render_markdown(report: Report, *, title: str = "silo-regress check") -> str:
     artifacts = list(dict.fromkeys(o.artifact for o in report.outcomes))
     grouped = _tasks(report.outcomes)
@@ -103,13 +116,23 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     )
     out += [cell(summary_sentence(report)) + where, ""]
     if failing:
-        header = ["Task", *[code(a) for a in artifacts], "What changed"]
+        from silo_regress.render.summary import counts_phrase, scores_phrase, summarize_report
+
+        summary = summarize_report(report)
+        out.append(f"**By task:** {cell(counts_phrase(summary))}")
+        scores = scores_phrase(summary.totals)
+        if scores:
+            out += ["", cell(scores[:1].upper() + scores[1:])]
+        out.append("")
+        failing = dict(sorted(failing.items(), key=lambda kv: _rank(kv[1])))
+        header = ["Task", "Direction", *[code(a) for a in artifacts], "What changed"]
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + " --- |" * len(header))
         for outcomes in failing.values():
             by_artifact = {o.artifact: o for o in outcomes}
             row = [
                 code(task_label(outcomes[0])),
+                _direction(outcomes),
                 *[_verdict_cell(by_artifact.get(a)) for a in artifacts],
                 _what(outcomes),
             ]
