@@ -37,6 +37,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
+# What says a file changed without reading it: mtime_ns, ctime_ns, size, inode.
+StatKey = tuple[int, int, int, int]
+
 
 class FileKind(enum.StrEnum):
     REGULAR = "regular file"
@@ -74,9 +77,18 @@ class FileError(InputError):
     verdict (``check``) turn this into one; others let it end the command.
     """
 
-    def __init__(self, message: str, *, kind: FileKind | None = None) -> None:
+    def __init__(
+        self, message: str, *, kind: FileKind | None = None, reason: str | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
+        # Why, without the file's name, for callers that word the name themselves:
+        # "is a FIFO, not a regular file" when ``kind`` is set, else the cause alone.
+        self.reason = message if reason is None else reason
+
+
+def stat_key(info: os.stat_result) -> StatKey:
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
 
 def describe(kind: FileKind) -> str:
@@ -98,6 +110,20 @@ def read_regular(
     else: a FIFO, device, socket or directory, a symbolic link when ``follow`` is
     false, a file longer than ``limit``, or a failed read.
     """
+    return read_keyed(path, shown=shown, limit=limit, follow=follow)[0]
+
+
+def read_keyed(
+    path: str | os.PathLike[str],
+    *,
+    shown: str,
+    limit: int = READ_LIMIT,
+    follow: bool = True,
+) -> tuple[bytes, StatKey]:
+    """:func:`read_regular`, with the file's :data:`StatKey` from the same ``fstat``.
+
+    The run-index cache keys each ``run.json`` by it, so a run is stat'ed once, not twice.
+    """
     flags = os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -109,10 +135,11 @@ def read_regular(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = kind_of(info.st_mode)
-            raise FileError(f"{shown}: {describe(kind)}", kind=kind)
+            raise FileError(f"{shown}: {describe(kind)}", kind=kind, reason=describe(kind))
         if info.st_size > limit:
-            raise FileError(f"{shown}: {info.st_size} bytes, more than the {limit} read")
-        return _read_all(fd, info.st_size, shown=shown, limit=limit)
+            why = f"{info.st_size} bytes, more than the {limit} read"
+            raise FileError(f"{shown}: {why}", reason=why)
+        return _read_all(fd, info.st_size, shown=shown, limit=limit), stat_key(info)
     finally:
         os.close(fd)
 
@@ -132,34 +159,50 @@ def _open_error(
 ) -> FileError:
     if exc.errno == errno.ELOOP:
         if not follow and os.path.islink(path):
-            return FileError(f"{shown}: {describe(FileKind.SYMLINK)}", kind=FileKind.SYMLINK)
-        return FileError(f"{shown}: cannot read: a loop of symbolic links")
+            return _kind_error(shown, FileKind.SYMLINK)
+        return _cannot_read(shown, "a loop of symbolic links")
     if exc.errno == errno.EISDIR:
-        return FileError(f"{shown}: {describe(FileKind.DIRECTORY)}", kind=FileKind.DIRECTORY)
+        return _kind_error(shown, FileKind.DIRECTORY)
     if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket, or a device with no driver
         with contextlib.suppress(OSError):
-            kind = kind_of(os.stat(path).st_mode)
-            return FileError(f"{shown}: {describe(kind)}", kind=kind)
-    return FileError(f"{shown}: cannot read: {exc.strerror or exc}")
+            return _kind_error(shown, kind_of(os.stat(path).st_mode))
+    return _cannot_read(shown, str(exc.strerror or exc))
+
+
+def _kind_error(shown: str, kind: FileKind) -> FileError:
+    return FileError(f"{shown}: {describe(kind)}", kind=kind, reason=describe(kind))
+
+
+def _cannot_read(shown: str, cause: str) -> FileError:
+    return FileError(f"{shown}: cannot read: {cause}", reason=cause)
 
 
 def _read_all(fd: int, size: int, *, shown: str, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    want = size + 1  # one read for the whole file, one more to see its end
+    # One read asks for a byte more than fstat said: a regular file that returns
+    # fewer bytes than asked for is at its end, so a file that did not grow is read
+    # with one system call (two would double the cost of a small artifact). Files
+    # that stat as empty (/proc) or grew since are read on, to ``limit``.
+    try:
+        first = os.read(fd, max(size + 1, 1 << 16) if size == 0 else size + 1)
+    except OSError as exc:
+        raise _cannot_read(shown, str(exc.strerror or exc)) from None
+    if len(first) <= size:
+        return first
+    chunks = [first]
+    total = len(first)
     while True:
+        if total > limit:
+            why = f"more than the {limit} bytes read (still growing?)"
+            raise FileError(f"{shown}: {why}", reason=why)
         try:
-            chunk = os.read(fd, max(want, 1 << 16))
+            chunk = os.read(fd, 1 << 16)
         except OSError as exc:
-            raise FileError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+            raise _cannot_read(shown, str(exc.strerror or exc)) from None
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
-        if total > limit:
-            raise FileError(f"{shown}: more than the {limit} bytes read (still growing?)")
-        want = 1 << 16
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 # --- writing ------------------------------------------------------------------

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from silo_regress.filestat import read_regular
+from silo_regress.fsio import FileError, read_regular
 from silo_regress.runs import (
     RUN_FILE,
     Key,
@@ -73,7 +73,8 @@ class Cache:
 def load_cache(runs_dir: Path) -> Cache:
     """The cache as last written; empty when missing, unreadable, corrupt or foreign."""
     try:
-        data, _ = read_regular(os.path.join(runs_dir, CACHE_FILE), limit=CACHE_LIMIT)
+        path = os.path.join(runs_dir, CACHE_FILE)
+        data = read_regular(path, shown=path, limit=CACHE_LIMIT)
         if not data.startswith(MAGIC):
             return Cache()
         end = data.index(b"\n", len(MAGIC))
@@ -86,7 +87,7 @@ def load_cache(runs_dir: Path) -> Cache:
         if not isinstance(scanned, int):
             return Cache()
         entries = {row[0]: row for row in doc["runs"]}
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+    except (OSError, FileError, ValueError, KeyError, TypeError, IndexError):
         return Cache()
     return Cache(scanned, tasks, entries)
 

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from silo_regress.runs import RUN_FILE, Run, parse_started
+from silo_regress.fsio import FileError, read_regular
+from silo_regress.runs import RUN_FILE, RUN_FILE_LIMIT, Run, parse_started
 from silo_regress.volatile import Clock
 
 
@@ -14,13 +15,15 @@ def clock_of(run: Run) -> Clock:
     """The span a time in ``run``'s artifacts must avoid: its own start to its finish.
 
     Read only when the prefilter has seen something time-like, so the hot path never
-    opens run.json twice. A run.json without a usable ``finishedAt`` (Silo killed
+    opens run.json twice; read without blocking, as it was the first time, since a
+    FIFO could have taken its place since. A run.json without a usable ``finishedAt`` (Silo killed
     before writing it) ends at ``startedAt + durationMs``, or else at this moment.
     """
     finished: datetime | None = None
     try:
-        meta = orjson.loads((run.path / RUN_FILE).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        path = run.path / RUN_FILE
+        meta = orjson.loads(read_regular(path, shown=str(path), limit=RUN_FILE_LIMIT))
+    except (OSError, FileError, orjson.JSONDecodeError):
         meta = None
     if isinstance(meta, dict):
         text = meta.get("finishedAt")

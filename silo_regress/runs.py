@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ import orjson
 
 from silo_regress.config import DEFAULT_TRACE_EVENTS
 from silo_regress.errors import InputError, TaskRefError
-from silo_regress.filestat import NotRegularFileError, StatKey, read_regular
+from silo_regress.fsio import FileError, StatKey, read_keyed, read_regular
 from silo_regress.taskref import TaskRef, unsafe_reason
 from silo_regress.toolpath import is_derived, read_tool_path
 
@@ -206,6 +207,15 @@ def parse_started(text: str) -> datetime | None:
     return moment
 
 
+def _stats_as_non_directory(path: str) -> bool:
+    """True for a name that is there and is no directory; False for one that cannot be
+    stat'ed (a loop of symbolic links), which is worth a warning."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 class RunReader:
     """Turn run directory names into rows, reading each ``run.json`` once.
 
@@ -222,19 +232,21 @@ class RunReader:
         """The run in directory ``name``; Unidentified when it is not usable; None
         when ``name`` is not a directory (a foreign file beside the runs)."""
         try:
-            data, key = read_regular(f"{self._root}/{name}/{RUN_FILE}", limit=RUN_FILE_LIMIT)
-        except NotADirectoryError:
-            return None
+            data, key = read_keyed(
+                f"{self._root}/{name}/{RUN_FILE}", shown=RUN_FILE, limit=RUN_FILE_LIMIT
+            )
         except FileNotFoundError:
             if not os.path.isdir(os.path.join(self._root, name)):
                 return None  # a dangling link beside the runs
             return self._unidentified(
                 name, f"no {RUN_FILE} (crashed before writing it, or still running)"
             )
-        except NotRegularFileError as exc:
-            return self._unidentified(name, f"{RUN_FILE} {exc.reason}")
-        except OSError as exc:
-            return self._unidentified(name, f"cannot read {RUN_FILE}: {exc.strerror or exc}")
+        except FileError as exc:
+            if exc.kind is not None:
+                return self._unidentified(name, f"{RUN_FILE} {exc.reason}")
+            if _stats_as_non_directory(os.path.join(self._root, name)):
+                return None  # a file beside the runs: "name/run.json" is not a directory
+            return self._unidentified(name, f"cannot read {RUN_FILE}: {exc.reason}")
         try:
             meta = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -391,13 +403,12 @@ def read_artifact(
         return read_tool_path(run.path, events=trace_events)
     path = os.path.join(run.path, artifact)
     try:
-        return read_regular(path, limit=ARTIFACT_LIMIT)[0]
+        return read_regular(path, shown=path, limit=ARTIFACT_LIMIT)
     except FileNotFoundError:
         return None
-    except NotRegularFileError as exc:
-        raise UnreadableArtifactError(path, exc.reason) from None
-    except OSError as exc:
-        raise UnreadableArtifactError(path, f"cannot be read: {exc.strerror or exc}") from None
+    except FileError as exc:
+        why = exc.reason if exc.kind is not None else f"cannot be read: {exc.reason}"
+        raise UnreadableArtifactError(path, why) from None
 
 
 def result_is_complete(run: Run) -> bool:

@@ -101,7 +101,7 @@ def _make_odd(path: Path, kind: str) -> None:
     ("kind", "says"),
     [
         pytest.param("fifo", "is a FIFO, not a regular file", marks=needs_fifo),
-        pytest.param("dev-zero", "is a device, not a regular file", marks=needs_dev_zero),
+        pytest.param("dev-zero", "is a character device, not a regular file", marks=needs_dev_zero),
         ("directory", "is a directory, not a regular file"),
     ],
 )
