@@ -180,20 +180,33 @@ def _files_pattern(config: Config) -> str:
     return "^" + re.escape(config.relative(config.baselines_dir)) + "/.*\\.json$"
 
 
+# A local hook with a bare `silo-regress` entry fails every commit made where the
+# virtualenv is not on PATH (an IDE, a GUI client, a fresh shell). The entry looks on
+# PATH first, then in the project's usual virtualenv folders, and says how to go on
+# when it finds neither, instead of pre-commit's "Executable not found".
+FIND_TOOL = (
+    'sh -c \'if command -v silo-regress >/dev/null 2>&1; then exec silo-regress "$@"; fi;'
+    " for t in .venv/bin/silo-regress venv/bin/silo-regress; do"
+    ' if [ -x "$t" ]; then exec "$t" "$@"; fi; done;'
+    ' echo "silo-regress is not on PATH nor in .venv/bin or venv/bin; install it there,'
+    " or skip this hook once with SKIP=$0 git commit\" >&2; exit 1'"
+)
+
+
 def pre_commit_snippet(config: Config) -> str:
-    """A ``.pre-commit-config.yaml`` running the silo-regress already installed here."""
+    """A ``.pre-commit-config.yaml`` running the silo-regress installed for this project."""
     return (
         "repos:\n"
         "  - repo: local\n"
         "    hooks:\n"
         "      - id: silo-regress-fmt\n"
         "        name: silo-regress fmt (staged baselines are canonical)\n"
-        "        entry: silo-regress fmt --check\n"
+        f"        entry: {FIND_TOOL} silo-regress-fmt fmt --check\n"
         "        language: system\n"
         f"        files: {_files_pattern(config)}\n"
         "      - id: silo-regress-check\n"
         "        name: silo-regress check (newest runs match the staged baselines)\n"
-        "        entry: silo-regress check --staged --allow-no-runs\n"
+        f"        entry: {FIND_TOOL} silo-regress-check check --staged --allow-no-runs\n"
         "        language: system\n"
         "        pass_filenames: false\n"
         "        require_serial: true\n"

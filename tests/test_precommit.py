@@ -163,6 +163,30 @@ def test_readme_local_configuration_gates_commits(hook_repo: HookRepo, tmp_path:
     _gate(project, hook_repo.home, path=system_path())  # a developer's activated venv
 
 
+def test_local_configuration_finds_the_project_venv_off_path(
+    hook_repo: HookRepo, tmp_path: Path
+) -> None:
+    """A commit from a shell (or IDE) without the venv on PATH is still gated: the entry
+    finds .venv/bin/silo-regress; with no tool anywhere it says how to go on."""
+    project = _framework_project(
+        tmp_path / "agent", readme_snippet("pre-commit-local"), hook_repo.home
+    )
+    (project.root / "notes.txt").write_text("notes\n")
+    git(project.root, "add", "notes.txt")
+    code, output = _commit(project, hook_repo.home, "-m", "No tool anywhere")
+    assert code == 1
+    assert "silo-regress is not on PATH nor in .venv/bin or venv/bin" in output
+    assert "SKIP=silo-regress-check git commit" in output
+
+    venv_bin = project.root / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "silo-regress").symlink_to(BIN / "silo-regress")
+    ignore = project.root / ".gitignore"
+    ignore.write_text(ignore.read_text() + ".venv/\n")
+    git(project.root, "add", ".gitignore")
+    _gate(project, hook_repo.home)  # PATH is /usr/bin:/bin only
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
