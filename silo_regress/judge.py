@@ -28,7 +28,7 @@ from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
 from silo_regress.provenance import InputSnapshot, RunFreshness, judge_run
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
-from silo_regress.targets import Target, select_targets
+from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef
 from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
 from silo_regress.volatile import might_be_volatile, scan_volatile
@@ -80,6 +80,9 @@ def check(
                     )
                 )
             continue
+        if target.ambiguous:
+            outcomes.extend(_ambiguous(config, target))
+            continue
         fresh = judge_run(config, run, inputs, ref=target.ref) if run is not None else None
         if fresh is not None:
             notes.extend(fresh.warnings)
@@ -109,6 +112,22 @@ def check(
         warnings=_warnings(config, index) + tuple(notes),
         source=BaselineOrigin(source.kind, source.label),
     )
+
+
+def _ambiguous(config: Config, target: Target) -> list[Outcome]:
+    """One missing-run outcome per baseline artifact, saying which runs could be meant."""
+    detail = describe_ambiguous(config, target)
+    return [
+        Outcome(
+            task=target.ref,
+            environment=None,
+            artifact=variants[0].artifact,
+            verdict=Verdict.MISSING_RUN,
+            baseline_path=config.relative(os.path.join(config.baselines_dir, variants[0].relpath)),
+            detail=detail,
+        )
+        for variants in group_variants(target.baselines).values()
+    ]
 
 
 def _version_problem(version: str | None, source: BaselineSource, config: Config) -> str | None:

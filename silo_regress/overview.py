@@ -37,7 +37,9 @@ class StatusRow:
     newest_run: str | None
     run_age_seconds: float | None
     verdict: Verdict | None
-    note: str  # "", "untracked" (runs, no baseline) or "orphaned" (baseline, no run)
+    # "", "untracked" (runs, no baseline), "orphaned" (baseline, no run) or "ambiguous"
+    # (an unqualified baseline, runs in several environments, none configured)
+    note: str
     git_state: str = ""
     variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
 
@@ -63,6 +65,7 @@ def build_status(
         by_task.setdefault(outcome.task, []).append(outcome.verdict)
     rows = [_tracked_row(t, index, by_task.get(t.ref, []), now) for t in targets]
     covered = {t.key for t in targets if t.key is not None}
+    covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # one row says it
     for environment, task_id in index.task_keys():
         if (environment, task_id) in covered:
             continue
@@ -99,5 +102,5 @@ def _tracked_row(
         newest_run=newest.name if newest else None,
         run_age_seconds=newest.age_seconds(now) if newest else None,
         verdict=verdict,
-        note="orphaned" if newest is None else "",
+        note="ambiguous" if target.ambiguous else "orphaned" if newest is None else "",
     )

@@ -20,6 +20,9 @@ class Target:
     ref: TaskRef
     key: tuple[str, str] | None
     baselines: tuple[Baseline, ...]
+    # Environments that ran an unqualified task when none is configured: the
+    # task gets one named result instead of stopping the whole check.
+    ambiguous: tuple[str, ...] = ()
 
 
 def ref_for_run(config: Config, index: RunIndex, environment: str, task_id: str) -> TaskRef:
@@ -33,6 +36,18 @@ def ref_for_run(config: Config, index: RunIndex, environment: str, task_id: str)
     if len(index.environments_of(task_id)) > 1:
         return TaskRef(task_id, environment)
     return TaskRef(task_id)
+
+
+def describe_ambiguous(config: Config, target: Target) -> str:
+    """Why an unqualified baseline cannot be judged, and the two ways to resolve it."""
+    ref = target.ref
+    envs = target.ambiguous
+    return (
+        f"ambiguous: {ref} ran in {len(envs)} environments ({', '.join(envs)}) and none "
+        f"is configured; record a baseline per environment with "
+        f"`silo-regress record {envs[0]}/{ref.task_id}`, or set "
+        f'`environment = "{envs[0]}"` in {config.where}'
+    )
 
 
 def select_targets(
@@ -66,6 +81,13 @@ def select_targets(
         grouped = chosen
     targets = []
     for ref in sorted(grouped, key=TaskRef.sort_key):
-        key = index.resolve(ref, default_environment=config.environment)
+        try:
+            key = index.resolve(ref, default_environment=config.environment)
+        except TaskRefError:
+            environments = tuple(index.environments_of(ref.task_id))
+            targets.append(
+                Target(ref=ref, key=None, baselines=tuple(grouped[ref]), ambiguous=environments)
+            )
+            continue
         targets.append(Target(ref=ref, key=key, baselines=tuple(grouped[ref])))
     return targets

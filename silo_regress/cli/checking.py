@@ -134,6 +134,7 @@ def _nothing_to_check(config: Config, source: BaselineSource) -> str:
 def _name_unbaselined(config: Config, index: RunIndex, targets: list[Target]) -> None:
     """One line naming the tasks that have runs but no baseline: check skips them."""
     covered = {t.key for t in targets if t.key is not None}
+    covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # named already
     loose = [f"{e}/{t}" for e, t in index.task_keys() if (e, t) not in covered]
     if not loose:
         return
@@ -147,7 +148,9 @@ def _name_unbaselined(config: Config, index: RunIndex, targets: list[Target]) ->
 
 def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:
     """The targets that have a run; the hook cannot judge a task nobody has run here."""
-    kept = [t for t in targets if not t.baselines or (t.key and index.runs_of(*t.key))]
+    kept = [
+        t for t in targets if not t.baselines or t.ambiguous or (t.key and index.runs_of(*t.key))
+    ]
     if len(kept) < len(targets):
         skipped = len(targets) - len(kept)
         out(
