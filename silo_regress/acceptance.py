@@ -218,7 +218,7 @@ def read_target(text: str, config: Config, *, cwd: Path | None = None) -> Record
     directory) and ``crm-west/TASK-002.state-diff.json`` (relative to the
     baselines directory) are both accepted.
     """
-    if not any(text.endswith("." + a) for a in config.artifacts):
+    if not any(text.endswith("." + a) for a in config.known_artifacts):
         return None
     path = Path(text)
     candidates = [path] if path.is_absolute() else [Path(cwd or Path.cwd()) / path]
@@ -229,8 +229,8 @@ def read_target(text: str, config: Config, *, cwd: Path | None = None) -> Record
             relpath = candidate.resolve().relative_to(root).as_posix()
         except ValueError:
             continue
-        found = parse_relpath(relpath, config.artifacts)
+        found = parse_relpath(relpath, config.known_artifacts)
         if found is not None:
             return RecordTarget(found.ref, found.artifact)
-    found = parse_relpath(path.as_posix(), config.artifacts)
+    found = parse_relpath(path.as_posix(), config.known_artifacts)
     return RecordTarget(found.ref, found.artifact) if found is not None else None

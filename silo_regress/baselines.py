@@ -165,7 +165,7 @@ class BaselineStore:
         """The project's baselines directory, named in messages as config shows it."""
         return cls(
             config.baselines_dir,
-            config.artifacts,
+            config.known_artifacts,
             config.relative(config.baselines_dir),
             project=config.project,
         )
@@ -394,7 +394,7 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
         unmerged = [
             p
             for p in index.conflicted
-            if p == FORMAT_FILE or parse_relpath(p, config.artifacts) is not None
+            if p == FORMAT_FILE or parse_relpath(p, config.known_artifacts) is not None
         ]
         if unmerged:
             raise GitError(
@@ -404,7 +404,7 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
             )
         return MappingSource(
             index.files,
-            config.artifacts,
+            config.known_artifacts,
             INDEX_LABEL,
             shown,
             kind=SourceKind.INDEX,
@@ -412,7 +412,7 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
         )
     commit = gitio.resolve_commit(repo, ref)
     files, special = gitio.read_tree_entries(repo, commit, directory)
-    return MappingSource(files, config.artifacts, ref, shown, special=special)
+    return MappingSource(files, config.known_artifacts, ref, shown, special=special)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

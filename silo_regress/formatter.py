@@ -220,5 +220,5 @@ def _artifact_of(config: Config, store: BaselineStore, path: Path) -> str:
         rel = path.relative_to(store.root).as_posix()
     except ValueError:
         rel = path.name
-    baseline = parse_relpath(rel, config.artifacts)
+    baseline = parse_relpath(rel, config.known_artifacts)
     return baseline.artifact if baseline else path.name

@@ -159,7 +159,7 @@ def diff_sources(
                 f"in {before.label} or {after.label}"
             )
         by_task = chosen
-    order = {a: i for i, a in enumerate(config.artifacts)}
+    order = {a: i for i, a in enumerate(config.known_artifacts)}
     tasks: list[TaskChange] = []
     unchanged = 0
     for task in sorted(by_task, key=TaskRef.sort_key):
@@ -198,10 +198,10 @@ def task_log(config: Config, ref: TaskRef) -> TaskLog:
     # dropped TASK~2 changed the task's behaviour too.
     every = {
         (a, n): _join(directory, baseline_relpath(ref, a, n))
-        for a in config.artifacts
+        for a in config.known_artifacts
         for n in range(1, MAX_VARIANTS + 1)
     }
-    paths = {a: every[(a, 1)] for a in config.artifacts}
+    paths = {a: every[(a, 1)] for a in config.task_settings(ref).artifacts}
     commits = gitio.history(repo, every.values())
     names: list[str] = []
     for commit in commits:
@@ -262,7 +262,9 @@ def _log_ref(config: Config, repo: gitio.Repository, directory: str, ref: TaskRe
     """``ref`` itself, or the one environment an unqualified ref's baselines live in."""
     if ref.qualified:
         return ref
-    if any((config.baselines_dir / baseline_relpath(ref, a)).is_file() for a in config.artifacts):
+    if any(
+        (config.baselines_dir / baseline_relpath(ref, a)).is_file() for a in config.known_artifacts
+    ):
         return ref
     names: set[str] = set()
     if gitio.has_commits(repo):
@@ -271,7 +273,7 @@ def _log_ref(config: Config, repo: gitio.Repository, directory: str, ref: TaskRe
         names.update(
             p.relative_to(config.baselines_dir).as_posix() for p in config.baselines_dir.glob("*/*")
         )
-    found = {b.ref for n in names if (b := parse_relpath(n, config.artifacts)) is not None}
+    found = {b.ref for n in names if (b := parse_relpath(n, config.known_artifacts)) is not None}
     if ref in found:
         return ref
     qualified = sorted(str(r) for r in found if r.task_id == ref.task_id)

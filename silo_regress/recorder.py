@@ -26,7 +26,7 @@ from silo_regress.canonical import (
     parse,
     serialize,
 )
-from silo_regress.config import Config
+from silo_regress.config import Config, TaskSettings
 from silo_regress.errors import InputError, TaskRefError, VolatileContentError
 from silo_regress.jsondiff import diff_values
 from silo_regress.runclock import clock_of
@@ -213,7 +213,8 @@ def prepare(
             config,
             choice.run,
             problems,
-            artifacts=choice.artifacts or config.artifacts,
+            ref=choice.ref,
+            artifacts=choice.artifacts,
             narrowed=(narrow, store, choice.ref) if narrow is not None else None,
         )
         for artifact, text in texts.items():
@@ -246,11 +247,11 @@ def prepare_variants(
     """
     _require_format(config, store)
     problems: list[str] = []
-    results = [_vetted(config, run, problems) for run in runs]
+    results = [_vetted(config, run, problems, ref=ref) for run in runs]
     _refuse_volatile(problems)
     files: list[RecordedFile] = []
     removed: list[str] = []
-    for artifact in config.artifacts:
+    for artifact in _settings(config, ref, runs[-1]).artifacts:
         seen: dict[bytes, int] = {}
         for texts in results:
             seen[texts[artifact]] = seen.get(texts[artifact], 0) + 1
@@ -278,6 +279,7 @@ def _vetted(
     run: Run,
     problems: list[str],
     *,
+    ref: TaskRef,
     artifacts: Sequence[str] = (),
     narrowed: tuple[Narrowing, BaselineStore, TaskRef] | None = None,
 ) -> dict[str, bytes]:
@@ -288,7 +290,8 @@ def _vetted(
     """
     texts: dict[str, bytes] = {}
     clock: Clock | None = None
-    for artifact in artifacts or config.artifacts:
+    settings = _settings(config, ref, run)
+    for artifact in artifacts or settings.artifacts:
         source = config.relative(run.path / artifact)
         try:
             data = read_artifact(run, artifact, trace_events=config.trace_events)
@@ -300,7 +303,7 @@ def _vetted(
         if data is None:
             raise InputError(f"{source}: missing, so run {run.name} cannot be recorded")
         doc = canonicalize(data, source=source)
-        value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+        value = apply_ignores(doc.value, artifact=artifact, ignore=settings.ignore)
         if narrowed is not None:
             narrow, store, ref = narrowed
             old = store.read_existing(ref, artifact)
@@ -309,11 +312,16 @@ def _vetted(
         if might_be_volatile(text):
             clock = clock or clock_of(run)
             for finding in scan_volatile(
-                value, artifact=artifact, clock=clock, exempt=config.scan_exempt
+                value, artifact=artifact, clock=clock, exempt=settings.scan_exempt
             ):
                 problems.append(f"{source} at {finding.pointer}: {finding.reason}")
         texts[artifact] = text
     return texts
+
+
+def _settings(config: Config, ref: TaskRef, run: Run) -> TaskSettings:
+    """The task's own table (artifacts, ignore, volatile-exempt), as ``check`` judges it."""
+    return config.task_settings(ref, environment=run.environment)
 
 
 def _refuse_volatile(problems: Sequence[str]) -> None:

@@ -137,7 +137,7 @@ def record(
     choices = [replace(c, artifacts=(only[c.ref],)) if only.get(c.ref) else c for c in choices]
     narrow = None
     if paths:
-        narrow = PathAcceptance(tuple(parse_path_choice(p, config.artifacts) for p in paths))
+        narrow = PathAcceptance(tuple(parse_path_choice(p, config.known_artifacts) for p in paths))
     # The dry run and the --path check see what record would write, before the lock.
     recordings = recorder.prepare(config, store, choices, add_variant=add_variant, narrow=narrow)
     if narrow is not None and narrow.unused():
