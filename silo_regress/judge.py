@@ -23,10 +23,11 @@ from silo_regress.canonical import (
 from silo_regress.config import Config, TaskSettings
 from silo_regress.direction import compare_scores, read_scores
 from silo_regress.errors import InputError
+from silo_regress.fingerprint import InputSnapshot
+from silo_regress.freshness import RunFreshness, judge_run
 from silo_regress.fsio import FileError
 from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
-from silo_regress.provenance import InputSnapshot, RunFreshness, judge_run
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef

@@ -8,9 +8,9 @@ from datetime import datetime
 
 from silo_regress.baselines import BaselineSource
 from silo_regress.config import Config
+from silo_regress.fingerprint import InputSnapshot
 from silo_regress.judge import check
 from silo_regress.outcome import Report, Verdict
-from silo_regress.provenance import InputSnapshot
 from silo_regress.runs import RunIndex
 from silo_regress.targets import Target, ref_for_run, select_targets
 from silo_regress.taskref import TaskRef

@@ -30,10 +30,11 @@ LAYERS: list[tuple[str, ...]] = [
         "silo_regress.gitio",
         "silo_regress.transaction",
     ),
-    ("silo_regress.toolpath",),  # the derived tool-events.json: runs reads artifacts through it
+    # the derived tool-events.json (runs reads artifacts through it); the inputs' fingerprint
+    ("silo_regress.toolpath", "silo_regress.fingerprint"),
     ("silo_regress.runs", "silo_regress.baselines", "silo_regress.provenance"),
     # runcache is an accelerator over runs: builds on it, runs must not import it
-    ("silo_regress.runcache", "silo_regress.runclock"),
+    ("silo_regress.runcache", "silo_regress.runclock", "silo_regress.freshness"),
     ("silo_regress.jsondiff", "silo_regress.targets"),
     ("silo_regress.behaviour",),
     ("silo_regress.direction",),  # scores of result.json and the Direction they give

@@ -11,19 +11,21 @@ from pathlib import Path
 import pytest
 from silofixture import git, git_init
 
-from silo_regress import provenance
+from silo_regress import fingerprint, provenance
 from silo_regress.config import load_config
-from silo_regress.provenance import (
-    PROVENANCE_FILE,
+from silo_regress.fingerprint import (
     ProvenanceError,
     fingerprint_of,
     index_snapshot,
+    working_tree_snapshot,
+)
+from silo_regress.freshness import judge_freshness
+from silo_regress.provenance import (
+    PROVENANCE_FILE,
     inputs_for_agent,
     inspect_provenance,
-    judge_freshness,
     read_provenance,
     start_batch,
-    working_tree_snapshot,
     write_provenance,
 )
 
@@ -136,18 +138,18 @@ def test_huge_and_changing_inputs_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _project(tmp_path / "p")
-    monkeypatch.setattr(provenance, "MAX_FILE_BYTES", 4)
+    monkeypatch.setattr(fingerprint, "MAX_FILE_BYTES", 4)
     with pytest.raises(ProvenanceError, match=r"inputs: silo.agent.ts is 18 bytes; inputs over"):
         working_tree_snapshot(root, ["silo.agent.ts"])
-    monkeypatch.setattr(provenance, "MAX_FILE_BYTES", 1 << 20)
-    monkeypatch.setattr(provenance, "_hash_regular", lambda full, path: None)
+    monkeypatch.setattr(fingerprint, "MAX_FILE_BYTES", 1 << 20)
+    monkeypatch.setattr(fingerprint, "_hash_regular", lambda full, path: None)
     with pytest.raises(ProvenanceError, match="kept changing while it was fingerprinted"):
         working_tree_snapshot(root, ["silo.agent.ts"])
 
 
 def test_too_many_matches_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _project(tmp_path / "p")
-    monkeypatch.setattr(provenance, "MAX_INPUT_FILES", 2)
+    monkeypatch.setattr(fingerprint, "MAX_INPUT_FILES", 2)
     with pytest.raises(ProvenanceError, match="match more than 2 files"):
         working_tree_snapshot(root, ["**"])
 

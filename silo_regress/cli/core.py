@@ -352,7 +352,7 @@ def status(ctx: typer.Context) -> int:
     g, config = setup(ctx)
     index = index_runs(config.runs_dir)
     store = working_tree(config)
-    from silo_regress.provenance import current_inputs
+    from silo_regress.fingerprint import current_inputs
 
     inputs = current_inputs(config, staged=False)
     result = build_status(config, index, store, inputs=inputs)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from silo_regress.config import Config
-from silo_regress.provenance import ProvenanceError, start_batch, write_provenance
+from silo_regress.fingerprint import ProvenanceError
+from silo_regress.provenance import start_batch, write_provenance
 from silo_regress.runner.attribution import Claim, Ended, Key, Ledger
 from silo_regress.runner.classification import RolloutOutcome, classify
 from silo_regress.runner.plan import Rollout
