@@ -321,11 +321,42 @@ def test_flaky_task_lists_the_paths_that_vary_and_exits_1(tmp_path: Path, contro
     assert result.exit_code == 1, result.output
     out = result.stdout
     assert "crm-west/TASK-001: FLAKY, 3 distinct results in 3 complete runs" in out
-    assert "  result.json /agentOutput: 3 variants\n" in out
+    assert "  result.json /agentOutput: 3 values\n" in out
+    # Each distinct value with its count, and a word diff against the most common one.
+    assert '    1 rollout: "I qualified the lead and logged a note for the account owner."\n' in out
+    assert '    1 rollout: "Lead qualified; a note is in the audit log."\n' in out
+    assert "words: [-I-]{+Lead+} qualified[- the lead and logged-]{+;+} a note" in out
     assert "  result.json /checks/2/passed: true x2, false x1\n" in out
     assert "  result.json /checksPassed: 3 x2, 2 x1\n" in out
+    assert (
+        "  to make it stable, ignore what varies ([tool.silo-regress] in pyproject.toml):\n"
+        "    ignore = [\n"
+        '      "result.json:/agentOutput",\n'
+        '      "result.json:/checks/2/passed",\n'
+        '      "result.json:/checksFailed",\n'
+        '      "result.json:/checksPassed",\n'
+        "    ]\n"
+        "  or accept every distinct result as a variant:\n"
+        "    silo-regress record --repeat 3 --variants TASK-001\n"
+    ) in out
     assert "state-diff.json" not in out  # it did not vary
     assert "crm-west/TASK-002: stable, 3 of 3 rollouts byte-identical" in out
+
+
+def test_the_printed_ignore_line_makes_the_task_stable(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path, 'ignore = ["state-diff.json:/scalars"]\n')
+    behave(control, **{"TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS[:2]}})
+    result = project.cli("run", "--repeat", "2", "TASK-001")
+    assert result.exit_code == 1, result.output
+    (line,) = [x.strip() for x in result.stdout.splitlines() if x.strip().startswith("ignore =")]
+    assert line == 'ignore = ["state-diff.json:/scalars", "result.json:/agentOutput"]'  # kept
+    pyproject = project.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace('ignore = ["state-diff.json:/scalars"]', line))
+    result = project.cli("run", "--repeat", "2", "TASK-001")
+    assert result.exit_code == 0, result.output
+    assert "crm-west/TASK-001: stable, 2 of 2 rollouts byte-identical\n" in result.stdout
+    assert "ignore" not in result.stdout and "--variants" not in result.stdout
 
 
 def test_ignored_paths_cannot_make_a_task_flaky(tmp_path: Path, control: Path) -> None:
@@ -342,7 +373,7 @@ def test_record_repeat_refuses_a_flaky_task_unless_forced(tmp_path: Path, contro
     result = project.cli("record", "--repeat", "2", "TASK-001", "TASK-002")
     assert result.exit_code == 1, result.output
     assert "refusing to record crm-west/TASK-001" in result.stderr
-    assert "/agentOutput: 2 variants" in result.stdout
+    assert "/agentOutput: 2 values" in result.stdout
     assert project.baseline_bytes() == {}  # all or nothing: TASK-002 was stable, still not written
     result = project.cli("record", "--repeat", "2", "--force", "TASK-001", "TASK-002")
     assert result.exit_code == 0, result.output
@@ -584,14 +615,44 @@ def test_readme_runner_config_example_is_valid(tmp_path: Path) -> None:
 
 
 def test_variation_wording() -> None:
+    from silo_regress.cli.runner import render_stability
+    from silo_regress.config import Config
     from silo_regress.jsondiff import MISSING
-    from silo_regress.runner import Variation
+    from silo_regress.runner import Task
+    from silo_regress.runner.stability import Distinct, Stability, Variation
+    from silo_regress.taskref import TaskRef
 
-    def said(*variants: tuple[Any, int]) -> str:
-        return Variation("result.json", "/p", variants).describe()
+    def said(*values: Distinct) -> str:
+        task = Task(TaskRef("TASK-001"), "crm-west", "TASK-001")
+        varied = Stability(task, 2, (), (), 2, (Variation("result.json", "/p", values),))
+        config = Config(project=Path("/p"), runs_dir=Path("/p/r"), baselines_dir=Path("/p/b"))
+        return render_stability([varied], config=config).splitlines()[1]
 
-    assert said((True, 2), (False, 1)) == "/p: true x2, false x1"
-    assert said((MISSING, 2), (3, 1)) == "/p: (absent) x2, 3 x1"
-    assert said(("completed", 1), ("timeout", 1)) == '/p: "completed" x1, "timeout" x1'
-    assert said(("Lead qualified.", 1), ("Done", 1)) == "/p: 2 variants"
-    assert said(({"label": "x"}, 1), (None, 1)) == "/p: 2 variants"
+    assert said(Distinct(True, 2), Distinct(False, 1)) == "  result.json /p: true x2, false x1"
+    assert said(Distinct(MISSING, 2), Distinct(3, 1)) == "  result.json /p: (absent) x2, 3 x1"
+    assert (
+        said(Distinct("completed", 1), Distinct("timeout", 1))
+        == '  result.json /p: "completed" x1, "timeout" x1'
+    )
+    assert said(Distinct("Lead qualified.", 1), Distinct("Done", 1)) == "  result.json /p: 2 values"
+    assert said(Distinct({"label": "x"}, 1), Distinct(None, 1)) == "  result.json /p: 2 values"
+
+
+def test_long_values_are_clipped_and_their_word_diff_too() -> None:
+    from silo_regress.behaviour.result import word_diff
+    from silo_regress.cli.runner import render_stability
+    from silo_regress.config import Config
+    from silo_regress.runner import Task
+    from silo_regress.runner.stability import Distinct, Stability, Variation
+    from silo_regress.taskref import TaskRef
+
+    long_a = "word " * 100 + "end A"
+    long_b = "word " * 100 + "end B"
+    values = (Distinct(long_a, 2), Distinct(long_b, 1, word_diff(long_a, long_b)))
+    task = Task(TaskRef("TASK-001"), "crm-west", "TASK-001")
+    varied = Stability(task, 3, (), (), 2, (Variation("result.json", "/agentOutput", values),))
+    config = Config(project=Path("/p"), runs_dir=Path("/p/r"), baselines_dir=Path("/p/b"))
+    lines = render_stability([varied], config=config).splitlines()
+    assert lines[2].startswith('    2 rollouts: "word word') and lines[2].endswith("…")
+    assert len(lines[2]) <= len("    2 rollouts: ") + 120
+    assert lines[4].strip().startswith("words: word word") and "[-A-]{+B+}" in lines[4]

@@ -29,7 +29,7 @@ from silo_regress.errors import ExitCode, InputError, RunnerError
 if TYPE_CHECKING:
     from silo_regress.baselines import BaselineSource, BaselineStore
     from silo_regress.config import Config
-    from silo_regress.runner import Batch, Event, Exited, Stability, Task
+    from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
     from silo_regress.runs import Run
     from silo_regress.taskref import TaskRef
 
@@ -101,7 +101,7 @@ def run_command(
     batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs, agent=agent, timeout=timeout)
     if repeat > 1:
         stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-        out(render_stability(stabilities, color=g.use_color()))
+        out(render_stability(stabilities, config=config, color=g.use_color()))
         unsettled = any(not s.stable for s in stabilities)
     else:
         out(render_batch(batch))
@@ -171,7 +171,7 @@ def record_repeated(
         error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)
     stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-    out(render_stability(stabilities, color=g.use_color()))
+    out(render_stability(stabilities, config=config, color=g.use_color()))
     if variants:
         return _record_variants(g, config, store, stabilities)
     unstable = [s for s in stabilities if not s.stable]
@@ -359,8 +359,10 @@ def _totals(batch: Batch) -> str:
     )
 
 
-def render_stability(stabilities: Sequence[Stability], *, color: bool = False) -> str:
-    """Per task: identical across repeats, or which paths vary and how."""
+def render_stability(
+    stabilities: Sequence[Stability], *, config: Config, color: bool = False
+) -> str:
+    """Per task: one line when its repeats agree; else each varying path's values and the fix."""
     from silo_regress.render.text import Palette
 
     palette = Palette(color)
@@ -386,10 +388,81 @@ def render_stability(stabilities: Sequence[Stability], *, color: bool = False) -
         word = "FLAKY" if s.variations else "UNSETTLED"
         out.append(f"{s.task.label}: {palette.paint(word, 'red', 'bold')}, {'; '.join(reasons)}\n")
         for variation in s.variations[:_VARIATION_CAP]:
-            out.append(f"  {variation.artifact} {variation.describe()}\n")
+            out.extend(_variation_lines(variation, palette))
         if len(s.variations) > _VARIATION_CAP:
             out.append(f"  ... and {len(s.variations) - _VARIATION_CAP} more paths\n")
+        if s.variations:
+            out.extend(_fixes(s, config))
     return "".join(out)
 
 
 _VARIATION_CAP = 50
+_VALUE_WIDTH = 120  # characters of a long value shown before it is clipped
+_WORDS_WIDTH = 160
+
+
+def _variation_lines(variation: Variation, palette: Any) -> list[str]:
+    """``/checks/2/passed: true x2, false x1``, or one line per distinct long value."""
+    from silo_regress.jsondiff import show
+
+    path = variation.path or "(whole document)"
+    head = f"  {variation.artifact} {path}"
+    if variation.scalar:
+        counts = ", ".join(f"{show(d.value)} x{d.count}" for d in variation.values)
+        return [f"{head}: {counts}\n"]
+    lines = [f"{head}: {len(variation.values)} values\n"]
+    for distinct in variation.values:
+        lead = f"    {distinct.count} rollout{'s' if distinct.count != 1 else ''}: "
+        lines.append(lead + _clip(show(distinct.value), _VALUE_WIDTH) + "\n")
+        if distinct.words is not None:
+            lines.append(" " * len(lead) + "words: " + _word_diff(distinct.words, palette) + "\n")
+    return lines
+
+
+def _word_diff(segments: Sequence[Any], palette: Any) -> str:
+    """``[-old-]{+new+}`` against the most common value, coloured on a terminal."""
+    from silo_regress.behaviour.notes import SegmentKind
+
+    marks = {SegmentKind.SAME: ("", ""), SegmentKind.REMOVED: ("[-", "-]")}
+    marks[SegmentKind.ADDED] = ("{+", "+}")
+    styles = {SegmentKind.SAME: (), SegmentKind.REMOVED: ("red",), SegmentKind.ADDED: ("green",)}
+    out, room = [], _WORDS_WIDTH
+    for segment in segments:
+        opening, closing = marks[segment.kind]
+        text = segment.text.replace("\n", "⏎")
+        if len(text) + len(opening) + len(closing) > room:
+            text = text[: max(0, room - len(opening) - len(closing))] + "…"
+            out.append(palette.paint(opening + text + closing, *styles[segment.kind]))
+            break
+        out.append(palette.paint(opening + text + closing, *styles[segment.kind]))
+        room -= len(text) + len(opening) + len(closing)
+    return "".join(out)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fixes(stability: Stability, config: Config) -> list[str]:
+    """The ``ignore`` line that would make the task stable, and the variants command."""
+    import json
+
+    patterns = [p.text for p in config.ignore]
+    patterns += [p for p in stability.ignore_patterns if p not in patterns]
+    quoted = [json.dumps(p, ensure_ascii=False) for p in patterns]
+    line = f"    ignore = [{', '.join(quoted)}]\n"
+    if len(line) > 100:  # one entry a line, as a TOML array may be written
+        line = "    ignore = [\n" + "".join(f"      {q},\n" for q in quoted) + "    ]\n"
+    return [
+        f"  to make it stable, ignore what varies ({_config_place(config)}):\n",
+        line,
+        "  or accept every distinct result as a variant:\n",
+        f"    silo-regress record --repeat {stability.expected} --variants {stability.task.ref}\n",
+    ]
+
+
+def _config_place(config: Config) -> str:
+    if config.source is None:
+        return "[tool.silo-regress] in pyproject.toml"
+    name = config.relative(config.source)
+    return name if config.source.name != "pyproject.toml" else f"[tool.silo-regress] in {name}"

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from silo_regress.behaviour.notes import Segment
+from silo_regress.behaviour.result import is_short, word_diff
 from silo_regress.canonical import apply_ignores, canonicalize, serialize
 from silo_regress.config import Config
 from silo_regress.errors import InputError
-from silo_regress.jsondiff import MISSING, diff_values, resolve, show
+from silo_regress.jsondiff import MISSING, JsonValue, Missing, diff_values, resolve
 from silo_regress.pointer import split_pointer
 from silo_regress.runner.batch import Batch
 from silo_regress.runner.plan import Task
@@ -23,26 +25,38 @@ from silo_regress.toolpath import IncompleteTraceError
 
 
 @dataclass(frozen=True)
+class Distinct:
+    """One distinct value at a varying path, and how many rollouts produced it."""
+
+    value: JsonValue | Missing
+    count: int
+    # The word diff from the most common value, when both are long text.
+    words: tuple[Segment, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Variation:
     """One JSON Pointer whose value differs between the repeats of a task."""
 
     artifact: str
     path: str
-    variants: tuple[tuple[Any, int], ...]  # (value or MISSING, count), most common first
+    values: tuple[Distinct, ...]  # most common first
 
-    def describe(self) -> str:
-        """``/agentOutput: 3 variants`` or ``/checks/2/passed: true x2, false x1``."""
-        path = self.path or "(whole document)"
-        if all(_listable(value) for value, _ in self.variants):
-            return f"{path}: " + ", ".join(f"{show(v)} x{n}" for v, n in self.variants)
-        return f"{path}: {len(self.variants)} variants"
+    @property
+    def pattern(self) -> str:
+        """The ``ignore`` entry that covers this path: ``result.json:/agentOutput``."""
+        return f"{self.artifact}:{self.path}"
+
+    @property
+    def scalar(self) -> bool:
+        """Every value is a short scalar, worth listing on one line."""
+        return all(_listable(d.value) for d in self.values)
 
 
 _TOKEN = re.compile(r"[\w.:+-]{1,24}")
 
 
-def _listable(value: Any) -> bool:
-    """Short scalar values are worth listing; prose and structures are counted."""
+def _listable(value: JsonValue | Missing) -> bool:
     if value is MISSING or value is None or isinstance(value, bool | int | float):
         return True
     return isinstance(value, str) and _TOKEN.fullmatch(value) is not None
@@ -66,6 +80,11 @@ class Stability:
     @property
     def stable(self) -> bool:
         return self.identical and not self.broken and len(self.runs) >= self.expected
+
+    @property
+    def ignore_patterns(self) -> tuple[str, ...]:
+        """The ``ignore`` entries that would make these repeats agree, in document order."""
+        return tuple(dict.fromkeys(v.pattern for v in self.variations))
 
 
 def assess(config: Config, batch: Batch, tasks: Sequence[Task], *, repeat: int) -> list[Stability]:
@@ -121,7 +140,7 @@ def _canonical_artifacts(config: Config, run: Run) -> dict[str, tuple[bytes, Any
     return docs
 
 
-def _variations(artifact: str, values: Sequence[Any]) -> list[Variation]:
+def _variations(artifact: str, values: Sequence[JsonValue]) -> list[Variation]:
     paths: dict[str, None] = {}
     for other in values[1:]:
         for change in diff_values(values[0], other):
@@ -129,11 +148,28 @@ def _variations(artifact: str, values: Sequence[Any]) -> list[Variation]:
     found = []
     for path in paths:
         parts = split_pointer(path)
-        counts: dict[bytes, list[Any]] = {}
+        counts: dict[bytes, tuple[JsonValue | Missing, int]] = {}
         for value in values:
             member = resolve(value, parts)
             identity = b"" if member is MISSING else serialize(member)
-            counts.setdefault(identity, [member, 0])[1] += 1
-        ranked = sorted(counts.values(), key=lambda pair: -int(pair[1]))
-        found.append(Variation(artifact, path, tuple((v, int(n)) for v, n in ranked)))
+            seen, n = counts.get(identity, (member, 0))
+            counts[identity] = (seen, n + 1)
+        ranked = sorted(counts.values(), key=lambda pair: -pair[1])
+        first = ranked[0][0]
+        found.append(
+            Variation(
+                artifact,
+                path,
+                tuple(
+                    Distinct(v, n, _words(first, v) if i else None)
+                    for i, (v, n) in enumerate(ranked)
+                ),
+            )
+        )
     return found
+
+
+def _words(first: JsonValue | Missing, value: JsonValue | Missing) -> tuple[Segment, ...] | None:
+    if isinstance(first, str) and isinstance(value, str) and not is_short(first, value):
+        return word_diff(first, value)
+    return None
