@@ -142,7 +142,7 @@ def _choose_named(config: Config, index: RunIndex, refs: Sequence[TaskRef], name
             f"{config.relative(index.runs_dir / name)}: no such run (or its run.json is unreadable)"
         )
     if len(refs) > 1:
-        raise TaskRefError("--run records one run: give at most one task ref with it")
+        raise TaskRefError("--run-id records one run: give at most one task ref with it")
     if refs:
         key = _require_key(config, index, refs[0])
         if key != run.key:

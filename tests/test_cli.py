@@ -125,7 +125,7 @@ def test_exit_3_bad_input_names_the_file(
 
 def test_bad_utf8_in_the_newest_run_is_refused_by_record(project: SiloProject) -> None:
     project.add_run("TASK-002", name="run_bad", files={"result.json": b'{"a": "\xff"}\n'})
-    result = project.cli("record", "--run", "run_bad")
+    result = project.cli("record", "--run-id", "run_bad")
     assert result.exit_code == 3
     assert result.stderr.startswith("silo-regress: error: .silo/runs/run_bad/result.json: ")
 

@@ -111,27 +111,27 @@ def test_record_a_named_run(project: SiloProject) -> None:
     project.add_run("TASK-003", name="run_other")
     project.add_run("TASK-002", name="run_broken", files={"result.json": b"{"})
 
-    by_name = project.cli("record", "--run", "run_old")
+    by_name = project.cli("record", "--run-id", "run_old")
     assert by_name.exit_code == 0, by_name.output
     assert "TASK-002: from run run_old" in by_name.stdout
     assert json.loads((project.baselines / "TASK-002.result.json").read_bytes())["reward"] == 0.25
 
-    with_ref = project.cli("record", "TASK-002", "--run", "run_new")
+    with_ref = project.cli("record", "TASK-002", "--run-id", "run_new")
     assert with_ref.exit_code == 0
     assert "TASK-002: from run run_new" in with_ref.stdout
 
     before = project.baseline_bytes()
     for args, message in (
         (
-            ("TASK-002", "--run", "run_other"),
+            ("TASK-002", "--run-id", "run_other"),
             "run_other is a run of crm-west/TASK-003, not of TASK-002",
         ),
-        (("TASK-002", "TASK-003", "--run", "run_new"), "--run records one run"),
+        (("TASK-002", "TASK-003", "--run-id", "run_new"), "--run-id records one run"),
         (
-            ("--run", "run_broken"),
+            ("--run-id", "run_broken"),
             ".silo/runs/run_broken/result.json: ends early at line 1 column 2 (truncated file?)",
         ),
-        (("--run", "run_404"), ".silo/runs/run_404: no such run"),
+        (("--run-id", "run_404"), ".silo/runs/run_404: no such run"),
     ):
         result = project.cli("record", *args)
         assert result.exit_code == 3, (args, result.output)
@@ -310,7 +310,7 @@ def test_record_refuses_invalid_artifacts(project: SiloProject) -> None:
     [
         ((), "name the tasks to record"),
         (("--all", "TASK-002"), "--all records every task"),
-        (("--all", "--run", "run_x"), "--all records every task"),
+        (("--all", "--run-id", "run_x"), "--all records every task"),
     ],
 )
 def test_record_usage_errors(project: SiloProject, args: tuple[str, ...], message: str) -> None:

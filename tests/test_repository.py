@@ -122,7 +122,7 @@ def test_the_readme_failing_report_is_what_check_prints(tmp_path: Path) -> None:
         return result.stdout
 
     cli("record", "--all")
-    cli("record", "TASK-005", "--run", "run_20260315164458_ze7")
+    cli("record", "TASK-005", "--run-id", "run_20260315164458_ze7")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("### What a failing check looks like", 1)[1]
     captured = section.split("```text\n", 1)[1].split("```", 1)[0]

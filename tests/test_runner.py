@@ -406,6 +406,10 @@ def test_record_repeat_records_a_stable_task(tmp_path: Path, control: Path) -> N
         (["record", "--force", "TASK-001"], "--force only applies with --repeat"),
         (["record", "--repeat", "2", "--run", "run_x"], "give no --run"),
         (["run", "--repeat", "0", "TASK-001"], "--repeat"),
+        (["check", "--agent", "a.ts"], "--agent only apply with --run, which starts Silo"),
+        (["check", "--timeout", "5", "-j", "2"], "--jobs and --timeout only apply with --run"),
+        (["record", "--agent", "a.ts", "TASK-001"], "--agent only apply with --repeat"),
+        (["record", "--run-id", "a", "--run", "b"], "give --run-id once"),
     ],
 )
 def test_runner_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
@@ -426,6 +430,102 @@ def test_silo_command_not_found(tmp_path: Path) -> None:
     assert result.stderr.startswith("silo-regress: error: pyproject.toml [tool.silo-regress]")
     assert "'no-such-silo-7f3' is not on PATH" in result.stderr
     assert not project.runs_dir.exists()
+
+
+NPM_404 = """npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/silo
+npm error 404
+npm error 404  The requested resource 'silo@*' could not be found or you do not have permission \
+to access it.
+npm error A complete log of this run can be found in: /root/.npm/_logs/debug-0.log
+"""
+
+
+def fake_program(directory: Path, name: str, stderr: str, code: int) -> Path:
+    """A program that prints ``stderr`` and exits ``code``, as npx or a wrapper would."""
+    directory.mkdir(exist_ok=True)
+    path = directory / name
+    body = f"import sys\nsys.stderr.write({stderr!r})\nsys.exit({code})\n"
+    path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_the_default_silo_command_without_silo_names_the_config_key_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No silo-command in config: the default `npx --no silo`, and npm answers 404.
+    bin_dir = tmp_path / "bin"
+    fake_program(bin_dir, "npx", NPM_404, 1)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    project = make_project(tmp_path / "project", config='environment = "crm-west"\n')
+    result = project.cli("run", "TASK-001", "TASK-002")
+    assert result.exit_code == 3, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("silo-regress: error")]
+    assert errors == [
+        "silo-regress: error: pyproject.toml [tool.silo-regress]: silo-command "
+        "['npx', '--no', 'silo'] cannot start Silo: npm has no package 'silo' to run "
+        "(404 Not Found from the registry); set silo-command to how you start Silo in this "
+        'project, e.g. silo-command = ["npm", "run", "--silent", "silo", "--"] for a '
+        'package.json script, or ["node_modules/.bin/silo"]'
+    ]
+    result = project.cli("record", "--repeat", "2", "TASK-001")
+    assert result.exit_code == 3, result.output
+    assert result.stderr.count("silo-command ['npx', '--no', 'silo'] cannot start Silo") == 1
+
+
+def test_a_wrapper_whose_command_is_not_found_names_the_environments_silo_command(
+    tmp_path: Path, control: Path
+) -> None:
+    wrapper = fake_program(tmp_path / "bin", "silo-east", "sh: 1: silo: not found\n", 127)
+    project = silo_project(
+        tmp_path, f'\n[tool.silo-regress.environments.crm-east]\nsilo-command = ["{wrapper}"]\n'
+    )
+    result = project.cli("run", "crm-east/TASK-001", "TASK-001")
+    assert result.exit_code == 3, result.output
+    assert (
+        "silo-regress: error: pyproject.toml [tool.silo-regress] environments.crm-east: "
+        f"silo-command ['{wrapper}'] cannot start Silo: command not found "
+        "(sh: 1: silo: not found); set silo-command"
+    ) in result.stderr
+    assert [r["environment"] for r in new_runs(project)] == ["crm-west"]  # the other one ran
+
+
+def test_agent_and_timeout_wherever_rollouts_start(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    (project.root / "agents").mkdir()
+    (project.root / "agents" / "other.ts").write_text("export default {}\n")
+    assert project.cli("run", "TASK-001").exit_code == 0
+    assert project.cli("record", "TASK-001").exit_code == 0
+    result = project.cli("check", "--run", "--agent", "agents/other.ts", "--timeout", "30")
+    assert result.exit_code == 0, result.output
+    result = project.cli(
+        "record", "--repeat", "2", "--agent", "agents/other.ts", "--timeout", "30", "TASK-002"
+    )
+    assert result.exit_code == 0, result.output
+    made = [r for r in new_runs(project) if made_by_fake_silo(r["dir"])]
+    assert [argv_of(r["dir"])[-2:] for r in made].count(["--agent", "agents/other.ts"]) == 3
+    behave(control, **{"TASK-001": {"mode": "hang"}})
+    started = time.monotonic()
+    result = project.cli("check", "--run", "--timeout", "0.5")
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 3, result.output
+    assert "crm-west/TASK-001: timed out after 0.5 s" in result.stderr
+
+
+def test_record_run_id_and_its_deprecated_spelling(tmp_path: Path) -> None:
+    project = silo_project(tmp_path)
+    project.add_run("TASK-001", name="run_a")
+    result = project.cli("record", "--run-id", "run_a")
+    assert result.exit_code == 0, result.output
+    assert "deprecated" not in result.stderr
+    result = project.cli("record", "--run", "run_a")
+    assert result.exit_code == 0, result.output
+    assert (
+        "record --run is deprecated (check --run starts Silo): use --run-id RUN_ID" in result.stderr
+    )
+    helped = project.cli("record", "--help")
+    assert "--run-id RUN_ID" in helped.stdout and "--run " not in helped.stdout
 
 
 def test_agent_file_missing(tmp_path: Path, control: Path) -> None:

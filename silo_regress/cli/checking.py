@@ -40,6 +40,8 @@ class CheckOptions:
     allow_no_runs: bool = False
     run_first: bool = False
     jobs: int | None = None
+    agent: str | None = None
+    timeout: float | None = None
     verbose: bool = False
     fail_on: FailOn = FailOn.CHANGE
     allow_stale: bool = False
@@ -68,6 +70,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     source = baseline_source(config, against=options.against, staged=options.staged)
     pinned: dict[tuple[str, str], Run] | None = None
     if options.run_first:
+        from silo_regress.cli.rolloutoptions import RolloutFlags
         from silo_regress.cli.runner import run_before_check
 
         run_refs = parse_refs(refs)
@@ -79,7 +82,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
             run_refs = [t.ref for t in select_shard(planned, chosen_shard)]
         if run_refs or chosen_shard is None:
-            pinned = run_before_check(g, config, source, run_refs, jobs=options.jobs)
+            flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
+            pinned = run_before_check(g, config, source, run_refs, flags=flags)
     index = index_runs(config.runs_dir)
     if options.allow_no_runs and not index.by_task:
         out(

@@ -21,6 +21,7 @@ from silo_regress.cli.common import (
 from silo_regress.cli.failon import FailOn
 from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
 from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.cli.rolloutoptions import AgentOption, JobsOption, RolloutFlags, TimeoutOption
 from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -40,9 +41,18 @@ def record(
     all_tasks: Annotated[
         bool, typer.Option("--all", help="Record every task that has a complete run.")
     ] = False,
-    run: Annotated[
+    run_id: Annotated[
         str | None,
-        typer.Option("--run", help="Record this run (a directory name) instead of the newest."),
+        typer.Option(
+            "--run-id",
+            metavar="RUN_ID",
+            help="Record this run (a directory name) instead of the newest.",
+            show_default=False,
+        ),
+    ] = None,
+    old_run_id: Annotated[
+        str | None,
+        typer.Option("--run", metavar="RUN_ID", hidden=True, help="Deprecated: --run-id."),
     ] = None,
     repeat: Annotated[
         int | None,
@@ -83,6 +93,9 @@ def record(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
     ] = False,
+    jobs: JobsOption = None,
+    agent: AgentOption = None,
+    timeout: TimeoutOption = None,
 ) -> int:
     """Store the newest complete run of each task as its baselines (canonical form).
 
@@ -107,12 +120,17 @@ def record(
         raise UsageError("--path and --dry-run record existing runs: give no --repeat with them")
     if paths and add_variant:
         raise UsageError("--path edits the baseline in place: give no --add-variant with it")
+    if run_id is not None and old_run_id is not None:
+        raise UsageError("give --run-id once (--run is its deprecated spelling)")
+    run = run_id or old_run_id
+    flags = RolloutFlags(jobs=jobs, agent=agent, timeout=timeout)
+    flags.require(repeat is not None, needs="--repeat")
     if all_tasks and (parsed or run):
-        raise UsageError("--all records every task: give no task refs and no --run with it")
+        raise UsageError("--all records every task: give no task refs and no --run-id with it")
     if not (all_tasks or parsed or run):
         raise UsageError("name the tasks to record (TASK-002, ENV/TASK-002), or use --all")
     if repeat is not None and run:
-        raise UsageError("--repeat makes new runs to record: give no --run with it")
+        raise UsageError("--repeat makes new runs to record: give no --run-id with it")
     if force and repeat is None:
         raise UsageError("--force only applies with --repeat N")
     if variants and repeat is None:
@@ -123,11 +141,20 @@ def record(
         raise UsageError("--variants records every result, --force only the newest: choose one")
     if add_variant and repeat is not None:
         raise UsageError("--add-variant adds one run: use --repeat N --variants for several")
+    if old_run_id is not None:
+        warn("record --run is deprecated (check --run starts Silo): use --run-id RUN_ID")
     if repeat is not None:
         from silo_regress.cli.runner import record_repeated
 
         return record_repeated(
-            g, config, parsed, all_tasks=all_tasks, repeat=repeat, force=force, variants=variants
+            g,
+            config,
+            parsed,
+            all_tasks=all_tasks,
+            repeat=repeat,
+            force=force,
+            variants=variants,
+            flags=flags,
         )
     index = index_runs(config.runs_dir)
     for skipped in index.unidentified:  # e.g. a run.json naming "../x": never a path
@@ -202,12 +229,9 @@ def check(
         bool,
         typer.Option("--run", help="Start Silo for the tasks first, then check the new runs."),
     ] = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs", "-j", min=1, help="Parallel rollouts with --run.", show_default=False
-        ),
-    ] = None,
+    jobs: JobsOption = None,
+    agent: AgentOption = None,
+    timeout: TimeoutOption = None,
     verbose: VerboseOption = False,
     fail_on: FailOnOption = FailOn.CHANGE,
     allow_stale: Annotated[
@@ -224,6 +248,7 @@ def check(
     """
     from silo_regress.cli.checking import CheckOptions, run_check
 
+    RolloutFlags(jobs=jobs, agent=agent, timeout=timeout).require(run_first, needs="--run")
     options = CheckOptions(
         refs=tuple(refs or ()),
         report_format=report_format,
@@ -234,6 +259,8 @@ def check(
         allow_no_runs=allow_no_runs,
         run_first=run_first,
         jobs=jobs,
+        agent=agent,
+        timeout=timeout,
         verbose=verbose,
         fail_on=fail_on,
         allow_stale=allow_stale,

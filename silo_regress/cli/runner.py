@@ -24,11 +24,14 @@ from silo_regress.cli.common import (
     warn,
     working_tree,
 )
+from silo_regress.cli.rolloutoptions import AgentOption, JobsOption, RolloutFlags, TimeoutOption
 from silo_regress.errors import ExitCode, InputError, RunnerError
 
 if TYPE_CHECKING:
     from silo_regress.baselines import BaselineSource, BaselineStore
+    from silo_regress.behaviour.notes import Segment
     from silo_regress.config import Config
+    from silo_regress.render.text import Palette
     from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
     from silo_regress.runs import Run
     from silo_regress.taskref import TaskRef
@@ -56,33 +59,9 @@ def run_command(
             help="Rollouts per task; with 2 or more, report whether they agree (exit 1 if not).",
         ),
     ] = 1,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Rollouts at a time (default: jobs in config, else the CPU count).",
-            show_default=False,
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout",
-            min=0.001,
-            help="Seconds per rollout before its process group is killed (overrides config).",
-            show_default=False,
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None,
-        typer.Option(
-            "--agent",
-            help="Agent file passed to Silo as --agent (overrides config).",
-            show_default=False,
-        ),
-    ] = None,
+    jobs: JobsOption = None,
+    timeout: TimeoutOption = None,
+    agent: AgentOption = None,
 ) -> int:
     """Start Silo for each task and collect the runs it makes.
 
@@ -98,7 +77,8 @@ def run_command(
     g, config = setup(ctx)
     index = index_runs(config.runs_dir)
     tasks = runner.plan_tasks(config, index, working_tree(config), parse_refs(refs))
-    batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs, agent=agent, timeout=timeout)
+    flags = RolloutFlags(jobs=jobs, agent=agent, timeout=timeout)
+    batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
     if repeat > 1:
         stabilities = runner.assess(config, batch, tasks, repeat=repeat)
         out(render_stability(stabilities, config=config, color=g.use_color()))
@@ -121,7 +101,7 @@ def run_before_check(
     source: BaselineSource,
     refs: Sequence[TaskRef],
     *,
-    jobs: int | None,
+    flags: RolloutFlags,
 ) -> dict[tuple[str, str], Run]:
     """Run the tasks ``check --run`` will check; the run to check per (environment, task).
 
@@ -134,7 +114,7 @@ def run_before_check(
 
     index = index_runs(config.runs_dir)
     tasks = runner.plan_tasks(config, index, source, refs)
-    batch = execute_tasks(g, config, tasks, repeat=1, jobs=jobs)
+    batch = execute_tasks(g, config, tasks, repeat=1, flags=flags)
     if _report_problems(batch):
         failed = len(batch.problems)
         raise RunnerError(
@@ -153,7 +133,7 @@ def record_repeated(
     repeat: int,
     force: bool,
     variants: bool = False,
-    jobs: int | None = None,
+    flags: RolloutFlags,
 ) -> int:
     """``record --repeat N``: run each task N times, record it only if the runs agree.
 
@@ -166,7 +146,7 @@ def record_repeated(
     index = index_runs(config.runs_dir)
     store = working_tree(config)
     tasks = runner.plan_tasks(config, index, store, refs, include_run_tasks=all_tasks)
-    batch = execute_tasks(g, config, tasks, repeat=repeat, jobs=jobs)
+    batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
     if _report_problems(batch):
         error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)
@@ -226,15 +206,15 @@ def execute_tasks(
     tasks: Sequence[Task],
     *,
     repeat: int,
-    jobs: int | None,
-    agent: str | None = None,
-    timeout: float | None = None,
+    flags: RolloutFlags,
 ) -> Batch:
     """Run ``tasks`` with live progress on stderr; return the runner's Batch."""
     from silo_regress import runner
 
-    rollouts = runner.prepare_rollouts(config, tasks, repeat=repeat, agent=agent, timeout=timeout)
-    width = jobs or config.jobs or runner.default_jobs()
+    rollouts = runner.prepare_rollouts(
+        config, tasks, repeat=repeat, agent=flags.agent, timeout=flags.timeout
+    )
+    width = flags.jobs or config.jobs or runner.default_jobs()
     with _progress(g, len(rollouts), width) as on_event:
         return runner.execute(config, rollouts, jobs=width, on_event=on_event)
 
@@ -243,8 +223,9 @@ def _report_problems(batch: Batch) -> bool:
     """Print why rollouts left no usable run; True when any did (exit 3)."""
     for stray in batch.strays:
         warn(stray)
-    for outcome in batch.problems:
-        error(outcome.message.replace("\n", "\n    "))
+    # A silo-command that cannot start Silo says so once, not once per rollout.
+    for message in dict.fromkeys(o.message for o in batch.problems):
+        error(message.replace("\n", "\n    "))
     return bool(batch.problems)
 
 
@@ -401,7 +382,7 @@ _VALUE_WIDTH = 120  # characters of a long value shown before it is clipped
 _WORDS_WIDTH = 160
 
 
-def _variation_lines(variation: Variation, palette: Any) -> list[str]:
+def _variation_lines(variation: Variation, palette: Palette) -> list[str]:
     """``/checks/2/passed: true x2, false x1``, or one line per distinct long value."""
     from silo_regress.jsondiff import show
 
@@ -419,7 +400,7 @@ def _variation_lines(variation: Variation, palette: Any) -> list[str]:
     return lines
 
 
-def _word_diff(segments: Sequence[Any], palette: Any) -> str:
+def _word_diff(segments: Sequence[Segment], palette: Palette) -> str:
     """``[-old-]{+new+}`` against the most common value, coloured on a terminal."""
     from silo_regress.behaviour.notes import SegmentKind
 

@@ -12,7 +12,7 @@ import signal
 from dataclasses import dataclass
 
 from silo_regress.config import Config
-from silo_regress.runner.plan import Rollout
+from silo_regress.runner.plan import HINT, Rollout, command_place
 from silo_regress.runner.process import GroupExit
 from silo_regress.runs import Run
 
@@ -26,10 +26,18 @@ class RolloutState(enum.StrEnum):
     NO_RUN = "no-run"  # no run at all: a configuration error, Silo's message says which
     TIMED_OUT = "timed-out"
     DISK_FULL = "disk-full"
+    NOT_STARTED = "not-started"  # Silo itself could not be started: silo-command is wrong
 
 
 # Problems with the setup rather than verdicts about a run.
-SETUP_PROBLEMS = frozenset({RolloutState.NO_RUN, RolloutState.TIMED_OUT, RolloutState.DISK_FULL})
+SETUP_PROBLEMS = frozenset(
+    {
+        RolloutState.NO_RUN,
+        RolloutState.TIMED_OUT,
+        RolloutState.DISK_FULL,
+        RolloutState.NOT_STARTED,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,16 @@ def classify(
     label = rollout.label
     said = _said(exit_)
     where = f" ({config.relative(run.path)})" if run is not None else ""
-    if exit_.error is not None:
-        return outcome(
-            RolloutState.NO_RUN, f"{label}: cannot start {rollout.argv[0]!r}: {exit_.error}"
-        )
+    if exit_.error is not None or run is None:
+        missing = exit_.error or _missing_silo(exit_)
+        if missing is not None:
+            # The same for every rollout of the command, so the task is not named.
+            where = command_place(config, rollout.task.environment)
+            command = list(rollout.command or rollout.argv[:1])
+            return outcome(
+                RolloutState.NOT_STARTED,
+                f"{where}: silo-command {command} cannot start Silo: {missing}; {HINT}",
+            )
     if exit_.timed_out:
         left = f"; it left {config.relative(run.path)} behind" if run is not None else ""
         return outcome(
@@ -100,6 +114,30 @@ def classify(
     return outcome(
         RolloutState.NO_RUN, f"{label}: Silo {exit_words(exit_.code)} without writing a run: {said}"
     )
+
+
+# npm and npx, when the package or its executable is not there (npm 7 and later).
+_NPM_404 = re.compile(r"npm (?:ERR!|error) 404 Not Found - GET (\S+)")
+_NPM_MISSING = (
+    (re.compile(r"npm (?:ERR!|error) could not determine executable to run"), "no such executable"),
+    (re.compile(r"npx canceled due to missing packages"), "the package is not installed"),
+)
+
+
+def _missing_silo(exit_: GroupExit) -> str | None:
+    """Why Silo's command could not start Silo, from its output; None if it did start."""
+    said = exit_.stderr + exit_.stdout
+    found = _NPM_404.search(said)
+    if found is not None:
+        name = found.group(1).rstrip("/").rpartition("/")[2]
+        return f"npm has no package {name!r} to run (404 Not Found from the registry)"
+    for pattern, reason in _NPM_MISSING:
+        if pattern.search(said):
+            return f"npm found {reason}"
+    if exit_.code == 127:  # a shell's "command not found"
+        last = [line for line in said.splitlines() if line.strip()][-1:]
+        return "command not found" + (f" ({last[0].strip()})" if last else "")
+    return None
 
 
 def exit_words(code: int | None) -> str:

@@ -108,7 +108,8 @@ class Rollout:
     repeat: int
     argv: tuple[str, ...]
     timeout: float | None
-    agent: str | None = None  # the agent file passed to Silo, for the run's provenance
+    command: tuple[str, ...] = ()  # the silo-command part of argv
+    agent: str | None = None  # the agent file passed as --agent, relative to the project
 
     @property
     def label(self) -> str:
@@ -131,20 +132,17 @@ def prepare_rollouts(
     """
     if repeat < 1:
         raise RunnerError(f"--repeat must be at least 1, not {repeat}")
-    where = (config.relative(config.source) if config.source else "pyproject.toml") + (
-        " [tool.silo-regress]"
-    )
+    where = config_place(config)
     checked: set[tuple[str, ...]] = set()
     argvs: list[tuple[str, ...]] = []
     timeouts: list[float | None] = []
+    commands: list[tuple[str, ...]] = []
     agents: list[str | None] = []
     for task in tasks:
         settings = config.settings_for(task.environment)
         command = settings.silo_command or config.silo_command
         if command not in checked:
-            own = config.environments.get(task.environment)
-            scope = f" environments.{task.environment}" if own and own.silo_command else ""
-            _require_command(config, command, where=where + scope)
+            _require_command(config, command, where=command_place(config, task.environment))
             checked.add(command)
         agent_path = agent if agent is not None else settings.agent
         if agent_path is not None:
@@ -152,11 +150,14 @@ def prepare_rollouts(
         argv = (*command, "run", "--env", task.environment, "--task", task.task_id)
         argvs.append(argv + (("--agent", agent_path) if agent_path is not None else ()))
         timeouts.append(timeout if timeout is not None else settings.timeout)
+        commands.append(command)
         agents.append(agent_path)
     return [
-        Rollout(task=task, number=n, repeat=repeat, argv=argv, timeout=limit, agent=used)
+        Rollout(task, n, repeat, argv, limit, command=command, agent=agent_path)
         for n in range(1, repeat + 1)
-        for task, argv, limit, used in zip(tasks, argvs, timeouts, agents, strict=True)
+        for task, argv, limit, command, agent_path in zip(
+            tasks, argvs, timeouts, commands, agents, strict=True
+        )
     ]
 
 
@@ -171,9 +172,28 @@ def _require_command(config: Config, command: tuple[str, ...], *, where: str) ->
         place = f"{program!r} is not on PATH"
     if not found:
         raise RunnerError(
-            f"{where}: silo-command {list(command)} cannot start Silo: "
-            f'{place}; set silo-command to how you start Silo, e.g. ["npx", "--no", "silo"]'
+            f"{where}: silo-command {list(command)} cannot start Silo: {place}; {HINT}"
         )
+
+
+HINT = (
+    "set silo-command to how you start Silo in this project, e.g. "
+    'silo-command = ["npm", "run", "--silent", "silo", "--"] for a package.json script, '
+    'or ["node_modules/.bin/silo"]'
+)
+
+
+def config_place(config: Config) -> str:
+    """Where the project's settings live, as messages name it."""
+    name = config.relative(config.source) if config.source else "pyproject.toml"
+    return f"{name} [tool.silo-regress]" if name.endswith("pyproject.toml") else name
+
+
+def command_place(config: Config, environment: str) -> str:
+    """Where the ``silo-command`` that an environment's rollouts use is set."""
+    own = config.environments.get(environment)
+    scope = f" environments.{environment}" if own and own.silo_command else ""
+    return config_place(config) + scope
 
 
 def _require_agent(config: Config, agent: str, *, given: bool, where: str) -> None:
