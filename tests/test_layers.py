@@ -75,7 +75,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("stability",),
     ],
     "silo_regress.cli": [
-        ("common", "failon"),
+        ("common", "failon", "rolloutoptions"),
         ("output",),
         ("options", "app"),
         ("gitcmds", "runner"),
