@@ -476,7 +476,7 @@ def test_bad_values_in_a_run_are_refused_with_their_pointer(
     offset = (run / "result.json").read_bytes().index(b"\xff") if b"\xff" in value else None
     if offset is not None:
         reason = reason.replace("35", str(offset))
-    result = project.cli("record", "--run", run.name)
+    result = project.cli("record", "--run-id", run.name)
     assert result.exit_code == 3, result.output
     assert result.stderr == (
         f"silo-regress: error: .silo/runs/{run.name}/result.json: {reason}, "

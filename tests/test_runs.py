@@ -44,7 +44,7 @@ def test_newest_run_is_chosen_by_started_at_never_by_directory_name(
     assert baseline["reward"] == 1
 
     # A baseline taken from the older rollout is a change against the newest one.
-    older = project.cli("record", "--run", "run_20260316101502_zz")
+    older = project.cli("record", "--run-id", "run_20260316101502_zz")
     assert older.exit_code == 0, older.output
     checked = project.cli("check")
     assert checked.exit_code == 1
@@ -209,7 +209,7 @@ def test_unsafe_names_in_run_json_never_become_paths(project: SiloProject) -> No
     assert result.exit_code == 3
     assert "no complete run to record" in result.stderr
     assert "run_escape: skipped, run.json environment '../../outside' is refused" in (result.stderr)
-    by_name = project.cli("record", "--run", "run_escape")
+    by_name = project.cli("record", "--run-id", "run_escape")
     assert by_name.exit_code == 3
     assert "no such run (or its run.json is unreadable)" in by_name.stderr
     assert not project.baselines.exists()

@@ -23,7 +23,7 @@ def test_repeats_find_the_variants_and_variants_records_them(tmp_path: Path, con
     behave(control, **{"TASK-001": {"mode": "vary", "outputs": LONG_OUTPUTS[:2]}})
     done = project.cli("record", "--repeat", "4", "--variants", "TASK-001")
     assert done.exit_code == 0, done.output
-    assert "/agentOutput: 2 variants" in done.stdout  # what the repeats found
+    assert "/agentOutput: 2 values" in done.stdout  # what the repeats found
     assert "  new       baselines/crm-west/TASK-001~2.result.json" in done.stdout or (
         "  new       baselines/TASK-001~2.result.json" in done.stdout
     )
