@@ -335,7 +335,7 @@ def test_short_help_and_readable_metavars(project: SiloProject) -> None:
         assert "<str>" not in result.stdout and "<int" not in result.stdout, command
         assert "<float" not in result.stdout, command
     record = project.runner.invoke(app, ["record", "-h"]).stdout
-    assert "--run RUN_ID" in record and "--repeat N" in record and "--path POINTER" in record
+    assert "--run-id RUN_ID" in record and "--repeat N" in record and "--path POINTER" in record
 
 
 def test_check_names_tasks_with_runs_but_no_baseline_in_one_line(project: SiloProject) -> None:

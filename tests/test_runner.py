@@ -756,3 +756,25 @@ def test_long_values_are_clipped_and_their_word_diff_too() -> None:
     assert lines[2].startswith('    2 rollouts: "word word') and lines[2].endswith("…")
     assert len(lines[2]) <= len("    2 rollouts: ") + 120
     assert lines[4].strip().startswith("words: word word") and "[-A-]{+B+}" in lines[4]
+
+
+def test_every_rollout_started_gets_its_provenance_record(tmp_path: Path, control: Path) -> None:
+    from silo_regress.provenance import read_provenance
+
+    project = silo_project(tmp_path)
+    (project.root / "agents").mkdir()
+    (project.root / "agents" / "x.ts").write_text("export default {}\n")
+    assert project.cli("run", "--agent", "agents/x.ts", "TASK-001").exit_code == 0
+    assert project.cli("record", "TASK-001").exit_code == 0
+    assert project.cli("check", "--run", "--agent", "agents/x.ts").exit_code == 0
+    done = project.cli("record", "--repeat", "2", "--agent", "agents/x.ts", "TASK-002")
+    assert done.exit_code == 0, done.output
+    made = [r["dir"] for r in new_runs(project) if made_by_fake_silo(r["dir"])]
+    assert len(made) == 4
+    for run_dir in made:
+        record = read_provenance(run_dir)
+        assert record is not None, run_dir
+        assert record.agent == "agents/x.ts"
+        assert (record.environment, record.task_id) == tuple(
+            json.loads((run_dir / "run.json").read_text())[k] for k in ("environment", "taskId")
+        )
