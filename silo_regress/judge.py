@@ -481,8 +481,12 @@ def _with_direction(
         elif outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
             value = canonicalize(outcome.baseline_text, source=outcome.baseline_path or "").value
             before = apply_ignores(value, artifact=RESULT_FILE, ignore=settings.ignore)
-        if before is not None:
+        if before is after:  # a match: one value, read once
+            same = read_scores(after)
+            scores = (same, same)
+        elif before is not None:
             scores = (read_scores(before), read_scores(after))
+        if scores is not None:
             judged[at] = replace(outcome, scores=scores)
     if not any(o.verdict is Verdict.CHANGED for o in judged):
         return judged
