@@ -255,9 +255,10 @@ def test_html_is_self_contained(failing: SiloProject) -> None:
     assert parser.references, "the summary links to the sections"
     assert all(ref.startswith("#") for ref in parser.references), parser.references
     assert not re.search(r"https?:|url\(|@import|<script|<link", page, re.IGNORECASE)
-    sections = {attrs.get("id") for tag, attrs in parser.tags if tag == "section"}
-    assert {ref[1:] for ref in parser.references} <= sections
-    assert len(sections) == 4
+    targets = {attrs.get("id") for tag, attrs in parser.tags if tag in {"section", "article"}}
+    assert {ref[1:] for ref in parser.references} <= targets
+    cards = [attrs for tag, attrs in parser.tags if tag == "article"]
+    assert len(cards) == 3  # TASK-001, TASK-002 and TASK-004: one card per task to review
     assert page.count('<td class="code del">') >= 1 and page.count('<td class="code add">') >= 1
     assert 'class="nt"' in page  # pygments highlighted the JSON keys
     assert "&lt;lead&gt;" in page and "<lead>" not in page
@@ -300,7 +301,8 @@ def test_html_page_renders_the_summary_table_in_chromium(
     parser.feed(dom)
     tags = [tag for tag, _ in parser.tags]
     assert ("table", {"class": "summary", "id": "summary"}) in parser.tags
-    assert tags.count("tr") >= 9  # header + 8 artifacts in the summary, plus diff rows
+    assert ("details", {"class": "matches"}) in parser.tags
+    assert tags.count("tr") >= 9  # changed tasks, folded matches, diff rows
     assert "crm-east" in dom and "incomplete-run" in dom
     width, height, distinct = _png_facts(screenshot.read_bytes())
     assert (width, height) == (1280, 1600)
