@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -401,7 +402,10 @@ def test_sigint_during_the_renames_rolls_back_every_file(
         if WORK_DIR not in str(dst):
             renamed.append(str(dst))
             if len(renamed) == 1:
-                os.kill(os.getpid(), signal.SIGINT)
+                # At the main thread, as a terminal's Ctrl-C reaches a one-thread
+                # record: a process-directed kill may land on a thread an earlier
+                # test left (executor, progress bar) where the signal is not blocked.
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     monkeypatch.setattr(os, "replace", replace)
     result = project.cli("record", "--all")
