@@ -8,24 +8,38 @@ or ``.silo/``; the walk stops at the root of the git repository. ``--project DIR
 names the project and skips the walk.
 
 Config files are written by whoever controls the repository (a cloned one too),
-so every value is checked here, once, with a sentence naming the file and key.
+so every value is checked once, by ``configvalues``, with a sentence naming the
+file and key; this module decides which keys exist where.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import stat
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
+from silo_regress.configvalues import (
+    check_inside,
+    check_name,
+    describe_kind,
+    quote_key,
+    read_artifacts,
+    read_inputs,
+    read_number,
+    read_path_string,
+    read_patterns,
+    read_string,
+    read_strings,
+    read_table,
+    require_known_keys,
+)
 from silo_regress.errors import ConfigError, TaskRefError
 from silo_regress.pointer import PathPattern
-from silo_regress.taskref import TaskRef, parse_ref, unsafe_reason
+from silo_regress.taskref import TaskRef, parse_ref
 
 DEFAULT_ARTIFACTS = ("result.json", "state-diff.json")
 DEFAULT_TRACE_EVENTS = ("tool_call", "tool_result")
@@ -44,8 +58,6 @@ LOOKED_FOR = (
 MAX_CONFIG_BYTES = 1 << 20
 MAX_JOBS = 1024
 MAX_TIMEOUT = 7 * 24 * 3600.0
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_POINTER_ESCAPE = re.compile(r"~(?![01])")
 
 
 class NoProjectError(ConfigError):
@@ -304,7 +316,7 @@ def _pyproject_table(path: Path) -> dict[str, Any] | None:
     if tool is None:
         return None
     if not isinstance(tool, dict):
-        raise ConfigError(f"{path}: 'tool' must be a table, not {_kind(tool)}")
+        raise ConfigError(f"{path}: 'tool' must be a table, not {describe_kind(tool)}")
     section = tool.get("silo-regress")
     if section is None:
         return None
@@ -382,28 +394,28 @@ _ENVIRONMENT_KEYS = {"agent", "timeout", "silo-command"} | _OVERRIDE_KEYS
 
 
 def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | None) -> Config:
-    _known_keys(table, _KNOWN, where)
-    artifacts = _artifacts(table, where) or DEFAULT_ARTIFACTS
+    require_known_keys(table, _KNOWN, where)
+    artifacts = read_artifacts(table, where) or DEFAULT_ARTIFACTS
     environments: dict[str, EnvironmentSettings] = {}
     environment_overrides: dict[str, Overrides] = {}
-    for env, sub in _table(table, "environments", where).items():
-        sub_where = f"{where} environments.{_key(env)}"
-        _name(env, "environment name", sub_where)
+    for env, sub in read_table(table, "environments", where).items():
+        sub_where = f"{where} environments.{quote_key(env)}"
+        check_name(env, "environment name", sub_where)
         if not isinstance(sub, dict):
-            raise ConfigError(f"{sub_where}: must be a table, not {_kind(sub)}")
-        _known_keys(sub, _ENVIRONMENT_KEYS, sub_where)
-        command = _strings(sub, "silo-command", sub_where)
+            raise ConfigError(f"{sub_where}: must be a table, not {describe_kind(sub)}")
+        require_known_keys(sub, _ENVIRONMENT_KEYS, sub_where)
+        command = read_strings(sub, "silo-command", sub_where)
         environments[env] = EnvironmentSettings(
-            agent=_path_string(sub, "agent", sub_where),
-            timeout=_number(sub, "timeout", sub_where, maximum=MAX_TIMEOUT),
+            agent=read_path_string(sub, "agent", sub_where),
+            timeout=read_number(sub, "timeout", sub_where, maximum=MAX_TIMEOUT),
             silo_command=tuple(command) if command else None,
         )
         overrides = _overrides(sub, sub_where)
         if overrides != Overrides():
             environment_overrides[env] = overrides
     task_overrides: dict[TaskRef, Overrides] = {}
-    for text, sub in _table(table, "tasks", where).items():
-        sub_where = f"{where} tasks.{_key(text)}"
+    for text, sub in read_table(table, "tasks", where).items():
+        sub_where = f"{where} tasks.{quote_key(text)}"
         if "~" in text:
             raise ConfigError(f"{sub_where}: a task ref cannot contain '~' (variants use it)")
         try:
@@ -411,19 +423,19 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         except TaskRefError as exc:
             raise ConfigError(f"{sub_where}: {exc.message}") from None
         if not isinstance(sub, dict):
-            raise ConfigError(f"{sub_where}: must be a table, not {_kind(sub)}")
-        _known_keys(sub, _OVERRIDE_KEYS, sub_where)
+            raise ConfigError(f"{sub_where}: must be a table, not {describe_kind(sub)}")
+        require_known_keys(sub, _OVERRIDE_KEYS, sub_where)
         task_overrides[ref] = _overrides(sub, sub_where)
-    jobs = _number(table, "jobs", where, maximum=MAX_JOBS)
+    jobs = read_number(table, "jobs", where, maximum=MAX_JOBS)
     if jobs is not None and jobs != int(jobs):
         raise ConfigError(f"{where}: 'jobs' must be a whole number, not {jobs!r}")
-    command = _strings(table, "silo-command", where)
-    environment = _string(table, "environment", where)
+    command = read_strings(table, "silo-command", where)
+    environment = read_string(table, "environment", where)
     if environment is not None:
-        _name(environment, "'environment'", where)
-    runs_dir = _path_string(table, "runs-dir", where) or ".silo/runs"
-    baselines_dir = _path_string(table, "baselines-dir", where) or "baselines"
-    _inside(baselines_dir, "baselines-dir", where)
+        check_name(environment, "'environment'", where)
+    runs_dir = read_path_string(table, "runs-dir", where) or ".silo/runs"
+    baselines_dir = read_path_string(table, "baselines-dir", where) or "baselines"
+    check_inside(baselines_dir, "baselines-dir", where)
     return Config(
         project=project,
         runs_dir=project / runs_dir,
@@ -431,15 +443,15 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         artifacts=artifacts,
         environment=environment,
         silo_command=tuple(command) if command else DEFAULT_SILO_COMMAND,
-        agent=_path_string(table, "agent", where),
+        agent=read_path_string(table, "agent", where),
         jobs=int(jobs) if jobs is not None else None,
-        timeout=_number(table, "timeout", where, maximum=MAX_TIMEOUT),
-        volatile_exempt=_patterns(table, "volatile-exempt", where) or (),
-        ignore=_patterns(table, "ignore", where) or (),
+        timeout=read_number(table, "timeout", where, maximum=MAX_TIMEOUT),
+        volatile_exempt=read_patterns(table, "volatile-exempt", where) or (),
+        ignore=read_patterns(table, "ignore", where) or (),
         environments=environments,
         source=source,
-        inputs=_inputs(table, where),
-        trace_events=tuple(_strings(table, "trace-events", where) or DEFAULT_TRACE_EVENTS),
+        inputs=read_inputs(table, where),
+        trace_events=tuple(read_strings(table, "trace-events", where) or DEFAULT_TRACE_EVENTS),
         task_overrides=task_overrides,
         environment_overrides=environment_overrides,
     )
@@ -447,171 +459,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
 
 def _overrides(sub: dict[str, Any], where: str) -> Overrides:
     return Overrides(
-        artifacts=_artifacts(sub, where),
-        ignore=_patterns(sub, "ignore", where),
-        volatile_exempt=_patterns(sub, "volatile-exempt", where),
+        artifacts=read_artifacts(sub, where),
+        ignore=read_patterns(sub, "ignore", where),
+        volatile_exempt=read_patterns(sub, "volatile-exempt", where),
     )
-
-
-def _known_keys(table: dict[str, Any], known: set[str], where: str) -> None:
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key {_show(unknown[0])} (known: {', '.join(sorted(known))})"
-        )
-
-
-def _key(text: str) -> str:
-    """A table key as TOML would need it written: bare when it can be, else quoted."""
-    if re.fullmatch(r"[A-Za-z0-9_-]+", text):
-        return text
-    if text.isprintable():
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return _show(text)
-
-
-def _show(value: str) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 80 else shown[:60] + "…" + shown[-10:]
-
-
-def _kind(value: Any) -> str:
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
-    names.update({list: "an array", dict: "a table"})
-    return names.get(type(value), "a date or time")
-
-
-def _name(text: str, what: str, where: str) -> None:
-    reason = unsafe_reason(text)
-    if reason is None and "~" in text:
-        reason = "it contains '~' (variants use it)"
-    if reason is not None:
-        raise ConfigError(f"{where}: {what} {_show(text)} is refused: {reason}")
-
-
-def _string(table: dict[str, Any], key: str, where: str) -> str | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: {key!r} must be a non-empty string, not {_kind(value)}")
-    if _CONTROL.search(value):
-        raise ConfigError(f"{where}: {key!r} must not contain control characters or NUL")
-    return value
-
-
-def _path_string(table: dict[str, Any], key: str, where: str) -> str | None:
-    value = _string(table, key, where)
-    if value is not None and len(value.encode("utf-8", "surrogatepass")) > 4096:
-        raise ConfigError(f"{where}: {key!r} is longer than 4096 bytes")
-    return value
-
-
-def _inside(text: str, key: str, where: str) -> None:
-    """A directory the tool writes to must lie inside the project (a clone controls it)."""
-    path = PurePosixPath(text.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or re.match(r"^[A-Za-z]:", text):
-        raise ConfigError(
-            f"{where}: {key!r} = {_show(text)} lies outside the project; baselines are "
-            "only ever written inside it, so give a relative path without '..'"
-        )
-
-
-def _strings(table: dict[str, Any], key: str, where: str) -> list[str] | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{where}: {key!r} must be a list of non-empty strings")
-    if not value:
-        raise ConfigError(f"{where}: {key!r} must not be empty")
-    for item in value:
-        if _CONTROL.search(item):
-            raise ConfigError(
-                f"{where}: {key!r}: {_show(item)} must not contain control characters or NUL"
-            )
-    return value
-
-
-def _artifacts(table: dict[str, Any], where: str) -> tuple[str, ...] | None:
-    names = _strings(table, "artifacts", where)
-    if names is None:
-        return None
-    for name in names:
-        unsafe = any(c in name for c in "/\\~") or name.startswith(".")
-        too_long = len(name.encode("utf-8", "surrogatepass")) > 200
-        if unsafe or too_long or name in {"run.json", "trace.jsonl"}:
-            raise ConfigError(f"{where}: artifact {_show(name)} cannot be baselined")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{where}: 'artifacts' names one artifact twice")
-    return tuple(names)
-
-
-def _number(table: dict[str, Any], key: str, where: str, *, maximum: float) -> float | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{where}: {key!r} must be a positive number, not {_kind(value)}")
-    if not math.isfinite(value) or not 0 < value <= maximum:
-        raise ConfigError(
-            f"{where}: {key!r} must be a positive number up to {maximum:g}, not {value!r}"
-        )
-    return float(value)
-
-
-def _table(table: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = table.get(key, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: {key!r} must be a table, not {_kind(value)}")
-    return value
-
-
-def _patterns(table: dict[str, Any], key: str, where: str) -> tuple[PathPattern, ...] | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {key!r} must be a list of JSON Pointer patterns")
-    patterns = []
-    for text in value:
-        problem = _pattern_problem(text)
-        if problem is not None:
-            raise ConfigError(f"{where}: {key!r}: {_show(text)} {problem}")
-        try:
-            patterns.append(PathPattern.parse(text))
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {key!r}: {exc}") from None
-    return tuple(patterns)
-
-
-def _pattern_problem(text: str) -> str | None:
-    """Why a pattern is refused: one that names the whole document would ignore everything."""
-    if _CONTROL.search(text):
-        return "must not contain control characters or NUL"
-    pointer = text
-    if not text.startswith("/") and ":" in text:
-        artifact, _, pointer = text.partition(":")
-        if not artifact:
-            return "names no artifact before ':'"
-    if pointer == "":
-        return "names the whole document; name the JSON Pointer of a value (e.g. /agentOutput)"
-    if not pointer.startswith("/"):
-        return "must be a JSON Pointer starting with '/' (e.g. /checks/*/detail)"
-    if _POINTER_ESCAPE.search(pointer):
-        return "has '~' not followed by 0 or 1 (a JSON Pointer writes '~' as ~0 and '/' as ~1)"
-    return None
-
-
-def _inputs(table: dict[str, Any], where: str) -> tuple[str, ...]:
-    globs = _strings(table, "inputs", where)
-    if globs is None:
-        return ()
-    for text in globs:
-        path = PurePosixPath(text)
-        if path.is_absolute() or ".." in path.parts or "\\" in text:
-            raise ConfigError(
-                f"{where}: 'inputs': {_show(text)} must be a glob relative to the project "
-                "root, without '..'"
-            )
-    return tuple(globs)

@@ -23,6 +23,7 @@ PACKAGE = ROOT / "silo_regress"
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio"),
+    ("silo_regress.configvalues",),  # one config value checked and typed
     (
         "silo_regress.canonical",
         "silo_regress.volatile",
