@@ -42,6 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "silo_regress.acceptance",
         "silo_regress.judge",
+        "silo_regress.repeats",
         "silo_regress.recorder",
         "silo_regress.formatter",
         "silo_regress.scaffold",
@@ -62,7 +63,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.render": [
         ("wording", "hunks"),
         ("excerpt",),
-        ("summary",),
+        ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),
         ("github", "html"),
