@@ -258,3 +258,65 @@ def test_check_run_repeat_in_a_subprocess(tmp_path: Path, control: Path) -> None
     assert done.returncode == 0, done.stdout + done.stderr
     assert "TASK-001 (crm-west): 2/2 match, variants 1,2" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_sharded_repeat_reports_merge_with_their_tallies(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    tasks = [f"TASK-{n:03d}" for n in range(1, 5)]
+    assert project.cli("run", *tasks).exit_code == 0
+    assert project.cli("record", *tasks).exit_code == 0
+    behave(control, **{"TASK-002": {"mode": "vary", "outputs": [ANSWER_A, ANSWER_B]}})
+    reports = []
+    for k in (1, 2):
+        report = str(tmp_path / f"shard-{k}.json")
+        project.cli(
+            "check",
+            "--run",
+            "-n",
+            "2",
+            "-j",
+            "1",
+            "--shard",
+            f"{k}/2",
+            "--format",
+            "json",
+            "-o",
+            report,
+        )
+        reports.append(report)
+    merged = project.cli("merge", *reports, "--format", "json")
+    assert merged.exit_code == 1, merged.output
+    document = json.loads(merged.stdout)
+    tallies = {t["task"]: (t["matched"], t["rollouts"]) for t in document["repeat"]["tasks"]}
+    assert tallies == {
+        "TASK-001": (2, 2),
+        "TASK-002": (0, 2),
+        "TASK-003": (2, 2),
+        "TASK-004": (2, 2),
+    }
+    # TASK-002's result.json: two distinct answers, neither the baseline; its state diff matched.
+    assert document["summary"] == {"changed": 2, "match": 14}
+    text = project.cli("merge", *reports)
+    assert "TASK-002 (crm-west): 0/2 match; no match: rollouts 1, 2" in text.stdout
+
+    plain = str(tmp_path / "plain.json")
+    project.cli("check", "--shard", "1/2", "--format", "json", "-o", plain)
+    mixed = project.cli("merge", reports[1], plain)
+    assert mixed.exit_code == 3
+    assert "reports come from different rollout counts: " in mixed.stderr
+    assert "(--repeat 2)" in mixed.stderr and "plain.json (no --repeat)" in mixed.stderr
+
+
+def test_a_repeat_report_with_bad_rollout_numbers_is_refused(tmp_path: Path) -> None:
+    project = silo_project(tmp_path)
+    report = tmp_path / "report.json"
+    result = {"task": "TASK-001", "artifact": "result.json", "status": "match", "repeats": [1, 4]}
+    report.write_text(
+        json.dumps({"version": 1, "repeat": {"count": 3}, "results": [result]}), encoding="utf-8"
+    )
+    done = project.cli("merge", str(report))
+    assert done.exit_code == 3
+    assert done.stderr == (
+        f"silo-regress: error: {report}: results[0].repeats must list rollouts 1..3 "
+        "(a check --run --repeat report)\n"
+    )
