@@ -121,6 +121,16 @@ def test_a_new_behaviour_in_one_repeat_fails_with_its_diff_against_the_closest(
     assert failing["changes"] == [{"path": "/agentOutput", "baseline": ANSWER_B, "run": ANSWER_NEW}]
     assert report["summary"] == {"changed": 1, "match": 5}
 
+    # The hint adds the new behaviour as a third variant, keeping the other two.
+    hint = "If the new behaviour is intended, add it as an accepted variant:\n  silo-regress "
+    assert hint + "record TASK-001 --run-id run_" in out and " --add-variant\n" in out
+    added = project.cli("record", "TASK-001", "--run-id", failing["runId"], "--add-variant")
+    assert added.exit_code == 0, added.output
+    restart_count(control)
+    again = project.cli("check", "--run", "--repeat", "3", "--jobs", "1", "TASK-001")
+    assert again.exit_code == 0, again.output
+    assert "TASK-001 (crm-west): 3/3 match, variants 1,2,3" in again.stdout
+
 
 def test_the_same_new_behaviour_in_several_repeats_is_shown_once(
     tmp_path: Path, control: Path

@@ -162,7 +162,16 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
             "",
         ]
     refs = sorted({str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED})
-    if refs:
+    if refs and report.repeat is not None:
+        from silo_regress.render.tallies import variant_commands
+
+        out += [
+            "If the new behaviour is intended, add it as an accepted variant:",
+            "",
+            *code_block(variant_commands(report), "sh"),
+            "",
+        ]
+    elif refs:
         out += [
             "If the new behaviour is intended, accept it with:",
             "",

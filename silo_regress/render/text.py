@@ -232,6 +232,13 @@ def accept_hint(report: Report) -> str:
     )
     if not refs:
         return ""
+    if report.repeat is not None:
+        from silo_regress.render.tallies import variant_commands
+
+        commands = variant_commands(report)
+        return "If the new behaviour is intended, add it as an accepted variant:\n" + "".join(
+            f"  {command}\n" for command in commands
+        ).rstrip("\n")
     hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
     if report.source.is_index:  # the pre-commit hook: recording alone is not enough
         hint += (
