@@ -226,6 +226,9 @@ def test_every_format_shows_or_survives_the_repeats(tmp_path: Path, control: Pat
         done = project.cli("check", "--run", "-n", "3", "-j", "1", "--format", report_format)
         assert done.exit_code == 1, (report_format, done.output)
         assert "Also booked a call" in done.stdout, report_format
+        if report_format == "junit":
+            assert 'name="result.json (rollout 2 of 3)"' in done.stdout
+            assert 'name="state-diff.json (rollouts 1, 2, 3 of 3)"' in done.stdout
 
 
 def test_shard_agent_and_timeout_with_repeats(tmp_path: Path, control: Path) -> None:
@@ -330,3 +333,27 @@ def test_a_repeat_report_with_bad_rollout_numbers_is_refused(tmp_path: Path) -> 
         f"silo-regress: error: {report}: results[0].repeats must list rollouts 1..3 "
         "(a check --run --repeat report)\n"
     )
+
+
+def test_a_shard_with_no_task_merges_with_the_repeated_ones(tmp_path: Path, control: Path) -> None:
+    from silo_regress.sharding import shard_of
+    from silo_regress.taskref import TaskRef
+
+    project = silo_project(tmp_path)
+    assert project.cli("run", "TASK-001").exit_code == 0
+    assert project.cli("record", "TASK-001").exit_code == 0
+    mine = shard_of(TaskRef("TASK-001"), 2)
+    reports = []
+    for k in (1, 2):
+        report = str(tmp_path / f"shard-{k}.json")
+        done = project.cli(
+            "check", "--run", "-n", "2", "--shard", f"{k}/2", "--format", "json", "-o", report
+        )
+        assert done.exit_code == 0, (k, done.output)
+        document = json.loads(Path(report).read_text(encoding="utf-8"))
+        assert document["repeat"]["count"] == 2
+        assert len(document["results"]) == (2 if k == mine else 0)
+        reports.append(report)
+    merged = project.cli("merge", *reports)
+    assert merged.exit_code == 0, merged.output
+    assert "TASK-001 (crm-west): 2/2 match, variant 1" in merged.stdout

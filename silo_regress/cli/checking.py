@@ -80,7 +80,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.cli.runner import run_before_check
 
         run_refs = parse_refs(refs)
-        pinned = [{}]
+        pinned = [{} for _ in range(options.repeat or 1)]
         if chosen_shard is not None:
             # Run only this shard's tasks: the other shards' jobs run theirs.
             from silo_regress.sharding import select_shard
@@ -130,12 +130,12 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         )
         for runs in (pinned if pinned is not None else [None])
     ]
-    if len(reports) > 1:
+    report = reports[0]
+    if (options.repeat or 1) > 1:
         from silo_regress.repeats import fold_repeats
 
-        report = fold_repeats(reports)
-    else:
-        report = reports[0]
+        # Set even for a shard that ran nothing, so merge sees one rollout count.
+        report = replace(fold_repeats(reports), repeat=options.repeat)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     emit_report(report, options.report_format, g, output=options.output, verbose=options.verbose)
