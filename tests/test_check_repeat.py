@@ -226,6 +226,11 @@ def test_every_format_shows_or_survives_the_repeats(tmp_path: Path, control: Pat
         done = project.cli("check", "--run", "-n", "3", "-j", "1", "--format", report_format)
         assert done.exit_code == 1, (report_format, done.output)
         assert "Also booked a call" in done.stdout, report_format
+        if report_format == "github":
+            assert "\nTASK-001 (crm-west): 2/3 match, variants 1,2; no match: rollout 2\n" in (
+                done.stdout
+            )
+            assert "CHANGED  TASK-001 (crm-west)  result.json  (rollout 2 of 3, run " in done.stdout
         if report_format == "junit":
             assert 'name="result.json (rollout 2 of 3)"' in done.stdout
             assert 'name="state-diff.json (rollouts 1, 2, 3 of 3)"' in done.stdout
