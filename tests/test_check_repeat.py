@@ -73,7 +73,7 @@ def test_a_varying_agent_with_both_variants_recorded_passes(tmp_path: Path, cont
     assert "TASK-001 (crm-west): 3/3 match, variants 1,2" in done.stdout.splitlines()
 
     restart_count(control)
-    code, report = check_json(project, "--repeat", "3", "TASK-001")
+    code, report = check_json(project, "--repeat", "3", "-j", "1", "TASK-001")
     assert code == 0
     assert report["repeat"] == {
         "count": 3,
@@ -362,3 +362,34 @@ def test_a_shard_with_no_task_merges_with_the_repeated_ones(tmp_path: Path, cont
     merged = project.cli("merge", *reports)
     assert merged.exit_code == 0, merged.output
     assert "TASK-001 (crm-west): 2/2 match, variant 1" in merged.stdout
+
+
+def test_tallies_name_the_variants_that_tell_behaviours_apart() -> None:
+    from silo_regress.outcome import Outcome, Report, Verdict
+    from silo_regress.render.tallies import tally_line
+    from silo_regress.repeats import fold_repeats, tally_repeats
+    from silo_regress.taskref import TaskRef
+
+    def rollout(variant: int, *, state: Verdict = Verdict.MATCH) -> Report:
+        task = TaskRef("TASK-002")
+        return Report(
+            outcomes=(
+                Outcome(task, "crm-west", "result.json", Verdict.MATCH, variant=variant),
+                Outcome(task, "crm-west", "state-diff.json", state, variant=1),
+            )
+        )
+
+    # result.json matched variant 2 only; the state diff, which never varies, variant 1.
+    folded = fold_repeats([rollout(2), rollout(2), rollout(2, state=Verdict.CHANGED)])
+    assert [(o.artifact, o.verdict, o.repeats) for o in folded.outcomes] == [
+        ("result.json", Verdict.MATCH, (1, 2, 3)),
+        ("state-diff.json", Verdict.MATCH, (1, 2)),
+        ("state-diff.json", Verdict.CHANGED, (3,)),
+    ]
+    (tally,) = tally_repeats(folded)
+    assert tally_line(tally) == "TASK-002 (crm-west): 2/3 match, variant 2; no match: rollout 3"
+    assert folded.summary() == {"changed": 1, "match": 5}
+    none = fold_repeats([rollout(1, state=Verdict.CHANGED)] * 2)
+    assert tally_line(tally_repeats(none)[0]) == (
+        "TASK-002 (crm-west): 0/2 match; no match: rollouts 1, 2"
+    )

@@ -1,5 +1,5 @@
 """``check --run --repeat N`` in words: each task's pass count, and which rollouts an
-outcome stands for. Text, Markdown and JSON reports share these phrases.
+outcome stands for. The text, Markdown, GitHub and JUnit reports share these phrases.
 """
 
 from __future__ import annotations
