@@ -87,7 +87,9 @@ def parse_relpath(relpath: str, artifacts: Iterable[str]) -> Baseline | None:
             task_id = parts[-1][: -len(suffix)]
             variant, problem = 1, None
             if VARIANT_MARK in task_id:
-                task_id, _, number = task_id.rpartition(VARIANT_MARK)
+                # Task ids never hold a "~", so all after the first one is the variant
+                # mark: TA~SK~2 is a misnamed variant of TA, listed for check to name.
+                task_id, _, number = task_id.partition(VARIANT_MARK)
                 variant, problem = _variant_number(number)
             environment = parts[0] if len(parts) == 2 else None
             if unsafe_reason(task_id) or (environment is not None and unsafe_reason(environment)):

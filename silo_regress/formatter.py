@@ -200,14 +200,23 @@ def _renumber(
             fixes.lines.append(f"variants        {why}")
             fixes.problems.append(first)
             continue
-        renamed = {b.relpath: f"variant {n}" for n, (_, b) in enumerate(kept, start=1)}
-        store.write([(store.root / rel, data) for rel, data in wanted.items()], command="fmt")
-        for baseline in variants:
-            if baseline.relpath not in wanted:
-                (store.root / baseline.relpath).unlink(missing_ok=True)
-        fixes.written += len(wanted)
-        for baseline in variants:
-            done = renamed.get(baseline.relpath, "dropped, a copy of another variant")
+        renamed = {b.relpath: n for n, (_, b) in enumerate(kept, start=1)}
+        moved = [
+            b
+            for b in variants
+            if b.relpath not in renamed
+            or baseline_relpath(b.ref, b.artifact, renamed[b.relpath]) != b.relpath
+        ]
+        if moved:
+            store.write([(store.root / rel, data) for rel, data in wanted.items()], command="fmt")
+            for baseline in variants:
+                if baseline.relpath not in wanted:
+                    (store.root / baseline.relpath).unlink(missing_ok=True)
+            fixes.written += len(wanted)
+        # Only the files whose name changed: 11 variants numbered 1..11 are not renumbered.
+        for baseline in moved:
+            number = renamed.get(baseline.relpath)
+            done = f"variant {number}" if number else "dropped, a copy of another variant"
             fixes.lines.append(f"renumbered      {shown[baseline.relpath]}: {done}")
         if len(kept) > MAX_VARIANTS:
             fixes.lines.append(f"variants        {why}")

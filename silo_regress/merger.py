@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,35 @@ def load_report(data: bytes, *, source: str) -> Report:
     if not isinstance(results, list):
         raise InputError(f"{source}: 'results' must be a list")
     outcomes = tuple(_outcome(item, f"{source}: results[{n}]") for n, item in enumerate(results))
-    return Report(outcomes=outcomes, shard=_shard(document.get("shard"), source))
+    repeat = _repeat(document.get("repeat"), source)
+    if repeat is not None:
+        for n, outcome in enumerate(outcomes):
+            if not outcome.repeats or max(outcome.repeats) > repeat:
+                raise InputError(
+                    f"{source}: results[{n}].repeats must list rollouts 1..{repeat} "
+                    "(a check --run --repeat report)"
+                )
+    return Report(outcomes=outcomes, shard=_shard(document.get("shard"), source), repeat=repeat)
+
+
+def _repeat(value: Any, source: str) -> int | None:
+    """N of a check --run --repeat N report; the per-task tallies are derived again."""
+    if value is None:
+        return None
+    count = value.get("count") if isinstance(value, dict) else None
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 2:
+        return count
+    raise InputError(f"{source}: 'repeat' must be {{\"count\": N, ...}} with N >= 2")
+
+
+def _repeats(item: dict[str, Any], where: str) -> tuple[int, ...]:
+    """The rollouts a result stands for; absent outside check --run --repeat."""
+    value = item.get("repeats", [])
+    if not isinstance(value, list) or not all(
+        isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in value
+    ):
+        raise InputError(f"{where}.repeats must be a list of rollout numbers (1, 2, ...)")
+    return tuple(value)
 
 
 def _shard(value: Any, source: str) -> tuple[int, int] | None:
@@ -139,6 +168,7 @@ def _outcome(item: Any, where: str) -> Outcome:
         behaviour=behaviour,
         direction=_direction(item, where),
         scores=_scores(item, where),
+        repeats=_repeats(item, where),
     )
 
 
@@ -219,7 +249,8 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     for name, report in reports:
         for outcome in report.outcomes:
             key = (str(outcome.task), outcome.environment, outcome.artifact)
-            if key in seen:
+            # Under --repeat one report holds an outcome per distinct result of an artifact.
+            if seen.get(key, name) != name:
                 label = f"{outcome.task} {outcome.artifact}"
                 raise InputError(
                     f"{name}: {label} is also in {seen[key]}; every task must be checked by "
@@ -236,6 +267,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         outcomes=tuple(outcomes),
         warnings=tuple(warnings),
         source=sources[0] if len(sources) == 1 else _mixed(sources),
+        repeat=reports[0][1].repeat,
     )
 
 
@@ -249,6 +281,13 @@ def _mixed(sources: Sequence[BaselineOrigin]) -> BaselineOrigin:
 def _check_shards(reports: Sequence[tuple[str, Report]]) -> None:
     if not reports:
         raise InputError("no reports to merge")
+    repeats = {r.repeat for _, r in reports}
+    if len(repeats) > 1:
+        listed = ", ".join(
+            f"{name} ({f'--repeat {r.repeat}' if r.repeat else 'no --repeat'})"
+            for name, r in reports
+        )
+        raise InputError(f"reports come from different rollout counts: {listed}")
     sharded = [(name, r.shard) for name, r in reports if r.shard is not None]
     if not sharded:
         return
@@ -297,9 +336,7 @@ def attach_texts(report: Report, project: Path) -> Report:
             if texts is not None:
                 outcome = _with_texts(outcome, *texts)
         outcomes.append(outcome)
-    return Report(
-        outcomes=tuple(outcomes), warnings=report.warnings, source=report.source, shard=report.shard
-    )
+    return replace(report, outcomes=tuple(outcomes))
 
 
 def _with_texts(outcome: Outcome, baseline: bytes, run: bytes) -> Outcome:

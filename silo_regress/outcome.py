@@ -90,6 +90,9 @@ class Outcome:
     baseline_source: str | None = None  # "HEAD~1:baselines/X.json", "index:...", or the path
     # On a task's result.json outcome: its (baseline, run) scores, for pass-rate totals.
     scores: tuple[Scores, Scores] | None = field(default=None, repr=False)
+    # check --run --repeat N: the rollouts (1..N) this outcome stands for, every one of
+    # which gave this artifact the same verdict and bytes; () for a check of one run.
+    repeats: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -102,13 +105,16 @@ class Report:
     warnings: tuple[str, ...] = ()
     source: BaselineOrigin = WORKING_TREE
     shard: tuple[int, int] | None = None  # (K, N) of check --shard K/N
+    repeat: int | None = None  # N of check --run --repeat N (2 or more)
 
     @property
     def ok(self) -> bool:
         return all(o.ok for o in self.outcomes)
 
     def summary(self) -> dict[str, int]:
+        """Verdicts counted per artifact, and per rollout of it under --repeat."""
         counts: dict[str, int] = {}
         for outcome in self.outcomes:
-            counts[outcome.verdict.value] = counts.get(outcome.verdict.value, 0) + 1
+            weight = len(outcome.repeats) or 1
+            counts[outcome.verdict.value] = counts.get(outcome.verdict.value, 0) + weight
         return dict(sorted(counts.items()))

@@ -33,7 +33,8 @@ behaviour: ``mode``, ``sleep`` (seconds before the JSON files are written),
 - ``config-error``: an error on stderr and exit 1 before any directory exists.
 - ``vary``: like ``ok``, but rollout *k* of the task (counted across processes)
   reports ``outputs[k % len]`` as agentOutput and ``passed[k % len]`` for its
-  third check.
+  third check, and with ``modes`` (a list of the modes above, e.g. ``["ok",
+  "crash"]``) behaves as ``modes[k % len]``.
 
 With ``FAKE_SILO_PIDS`` set, every process it starts appends its pid to that file.
 """
@@ -165,6 +166,11 @@ STATE_DIFF = {
 def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
     """One rollout; True when it passed."""
     mode = how.get("mode", "ok")
+    varying = mode == "vary"
+    count = next_count(env, task) if varying else 0
+    if varying:
+        modes = how.get("modes", ["ok"])
+        mode = modes[count % len(modes)]
     start = datetime.now(UTC)
     run_id = f"run_{start.strftime('%Y%m%d%H%M%S')}_{base36(os.getpid())}"
     run_dir = Path(".silo") / "runs" / run_id
@@ -205,8 +211,7 @@ def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
         sys.exit(1)
     output: Any = how.get("output", f"Qualified the lead for {task}.")
     third = True
-    if mode == "vary":
-        count = next_count(env, task)
+    if varying:
         outputs = how.get("outputs", [output])
         passed = how.get("passed", [True])
         output, third = outputs[count % len(outputs)], passed[count % len(passed)]

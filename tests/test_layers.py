@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "silo_regress.acceptance",
         "silo_regress.judge",
+        "silo_regress.repeats",
         "silo_regress.recorder",
         "silo_regress.formatter",
         "silo_regress.scaffold",
@@ -63,7 +64,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.render": [
         ("wording", "hunks"),
         ("excerpt",),
-        ("summary",),
+        ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),
         ("github", "html"),

@@ -66,7 +66,10 @@ def test_variant_names() -> None:
         misnamed = parse_relpath(name, ARTIFACTS)
         assert misnamed is not None and misnamed.ref == TaskRef("TASK-002")
         assert misnamed.name_problem is not None and misnamed.name_problem.startswith(problem)
-    assert parse_relpath("TA~SK~2.result.json", ARTIFACTS) is None  # the task id holds a ~
+    # A task id never holds a "~": the name is a misnamed variant of TA, never skipped.
+    misnamed = parse_relpath("TA~SK~2.result.json", ARTIFACTS)
+    assert misnamed is not None and misnamed.ref == TaskRef("TA")
+    assert misnamed.name_problem == "'~SK~2' is not a variant number (variants are ~2, ~3, ...)"
 
 
 def test_a_tilde_is_refused_in_task_ids_and_environments(project: SiloProject) -> None:

@@ -18,7 +18,7 @@ from silo_regress.cli.common import (
 )
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report
-from silo_regress.errors import InputError
+from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from silo_regress.baselines import BaselineSource
@@ -45,6 +45,7 @@ class CheckOptions:
     verbose: bool = False
     fail_on: FailOn = FailOn.CHANGE
     allow_stale: bool = False
+    repeat: int | None = None  # rollouts per task with run_first, each judged on its own
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
@@ -55,6 +56,11 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     from silo_regress.targets import select_targets
 
     refs = list(options.refs)
+    if options.repeat is not None and not options.run_first:
+        raise UsageError(
+            f"--repeat {options.repeat} needs --run: it sets how many rollouts check --run "
+            "starts per task, and a check without --run starts none"
+        )
     try:
         config = project_config(g)
     except NoProjectError as exc:
@@ -68,13 +74,13 @@ def run_check(g: Globals, options: CheckOptions) -> int:
 
         chosen_shard = parse_shard(options.shard)
     source = baseline_source(config, against=options.against, staged=options.staged)
-    pinned: dict[tuple[str, str], Run] | None = None
+    pinned: list[dict[tuple[str, str], Run]] | None = None
     if options.run_first:
         from silo_regress.cli.rolloutoptions import RolloutFlags
         from silo_regress.cli.runner import run_before_check
 
         run_refs = parse_refs(refs)
-        pinned = {}
+        pinned = [{} for _ in range(options.repeat or 1)]
         if chosen_shard is not None:
             # Run only this shard's tasks: the other shards' jobs run theirs.
             from silo_regress.sharding import select_shard
@@ -83,7 +89,9 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             run_refs = [t.ref for t in select_shard(planned, chosen_shard)]
         if run_refs or chosen_shard is None:
             flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
-            pinned = run_before_check(g, config, source, run_refs, flags=flags)
+            pinned = run_before_check(
+                g, config, source, run_refs, flags=flags, repeat=options.repeat or 1
+            )
     index = index_runs(config.runs_dir)
     if options.allow_no_runs and not index.by_task:
         out(
@@ -110,15 +118,24 @@ def run_check(g: Globals, options: CheckOptions) -> int:
 
     # The hook judges the inputs being committed; every other check the working tree.
     inputs = current_inputs(config, staged=options.staged)
-    report = judge_check(
-        config,
-        index,
-        source,
-        targets=targets,
-        runs=pinned,
-        inputs=inputs,
-        allow_stale=options.allow_stale,
-    )
+    reports = [
+        judge_check(
+            config,
+            index,
+            source,
+            targets=targets,
+            runs=runs,
+            inputs=inputs,
+            allow_stale=options.allow_stale,
+        )
+        for runs in (pinned if pinned is not None else [None])
+    ]
+    report = reports[0]
+    if (options.repeat or 1) > 1:
+        from silo_regress.repeats import fold_repeats
+
+        # Set even for a shard that ran nothing, so merge sees one rollout count.
+        report = replace(fold_repeats(reports), repeat=options.repeat)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     emit_report(report, options.report_format, g, output=options.output, verbose=options.verbose)

@@ -229,6 +229,17 @@ def check(
         bool,
         typer.Option("--run", help="Start Silo for the tasks first, then check the new runs."),
     ] = False,
+    repeat: Annotated[
+        int | None,
+        typer.Option(
+            "--repeat",
+            "-n",
+            min=1,
+            help="With --run: rollouts per task, each judged against the accepted variants; "
+            "a task passes when every rollout matches one.",
+            show_default=False,
+        ),
+    ] = None,
     jobs: JobsOption = None,
     agent: AgentOption = None,
     timeout: TimeoutOption = None,
@@ -264,6 +275,7 @@ def check(
         verbose=verbose,
         fail_on=fail_on,
         allow_stale=allow_stale,
+        repeat=repeat,
     )
     return run_check(globals_of(ctx), options)
 

@@ -102,26 +102,40 @@ def run_before_check(
     refs: Sequence[TaskRef],
     *,
     flags: RolloutFlags,
-) -> dict[tuple[str, str], Run]:
-    """Run the tasks ``check --run`` will check; the run to check per (environment, task).
+    repeat: int = 1,
+) -> list[dict[tuple[str, str], Run]]:
+    """Run the tasks ``check --run`` will check, ``repeat`` times each.
 
-    Only runs made just now are returned. A task that left no run (timeout,
-    configuration error) stops the check with exit 3: comparing an older run
-    instead would report a result nobody just produced.
+    Item k of the list is the run to check per (environment, task) for rollout
+    k + 1, the rollouts of a task in the order they started. Only runs made just
+    now are returned, a crashed rollout's incomplete run among them (its verdict
+    is ``incomplete-run``). A rollout that left no run (timeout, configuration
+    error) stops the check with exit 3: comparing an older run instead would
+    report a result nobody just produced.
     """
     from silo_regress import runner
     from silo_regress.runcache import index_runs
 
     index = index_runs(config.runs_dir)
     tasks = runner.plan_tasks(config, index, source, refs)
-    batch = execute_tasks(g, config, tasks, repeat=1, flags=flags)
+    batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
     if _report_problems(batch):
         failed = len(batch.problems)
         raise RunnerError(
             f"{failed} of {len(batch.outcomes)} rollouts did not leave a run to check "
             "(see above), so nothing was compared"
         )
-    return batch.newest()
+    if repeat == 1:
+        return [batch.newest()]
+    made: dict[tuple[str, str], list[Run]] = {}
+    for outcome in batch.outcomes:
+        if outcome.run is not None:
+            made.setdefault(outcome.rollout.task.key, []).append(outcome.run)
+    pins: list[dict[tuple[str, str], Run]] = [{} for _ in range(repeat)]
+    for key, runs in made.items():
+        for pin, run in zip(pins, sorted(runs, key=lambda r: r.order), strict=False):
+            pin[key] = run
+    return pins
 
 
 def record_repeated(

@@ -15,6 +15,7 @@ from silo_regress.jsondiff import MISSING, array_index, child, show
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.pointer import split_pointer
 from silo_regress.render.wording import one_line, word_sides
+from silo_regress.taskref import TaskRef
 
 DIFF_CAP = 200
 MARKDOWN_DIFF_CAP = 120
@@ -22,9 +23,14 @@ MARKDOWN_DIFF_CAP = 120
 
 def task_label(outcome: Outcome) -> str:
     """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
-    if outcome.task.qualified or outcome.environment is None:
-        return str(outcome.task)
-    return f"{outcome.task} ({outcome.environment})"
+    return ref_label(outcome.task, outcome.environment)
+
+
+def ref_label(task: TaskRef, environment: str | None) -> str:
+    """:func:`task_label` of a task known by its ref and environment."""
+    if task.qualified or environment is None:
+        return str(task)
+    return f"{task} ({environment})"
 
 
 def headline(outcome: Outcome) -> str:
@@ -136,8 +142,20 @@ def summary_sentence(report: Report) -> str:
     if not report.outcomes:
         return "no baselines to check"
     tasks = len({(o.task, o.environment) for o in report.outcomes})
-    artifacts = len(report.outcomes)
     return (
-        f"{verdict_counts(report)} ({artifacts} artifact{'s' * (artifacts != 1)} "
-        f"of {tasks} task{'s' * (tasks != 1)})"
+        f"{verdict_counts(report)} ({artifacts_phrase(report)} "
+        f"of {tasks} task{'s' * (tasks != 1)}{rollouts_each(report)})"
     )
+
+
+def artifacts_phrase(report: Report) -> str:
+    """``12 artifacts``: under --repeat an artifact's rollouts count once."""
+    artifacts = len(report.outcomes)
+    if report.repeat is not None:
+        artifacts = len({(o.task, o.environment, o.artifact) for o in report.outcomes})
+    return f"{artifacts} artifact{'s' * (artifacts != 1)}"
+
+
+def rollouts_each(report: Report) -> str:
+    """``, 3 rollouts each`` for check --run --repeat 3, else ``""``."""
+    return f", {report.repeat} rollouts each" if report.repeat is not None else ""

@@ -42,13 +42,15 @@ def annotation(outcome: Outcome) -> str:
 
 
 def render_github(report: Report) -> str:
+    from silo_regress.render.tallies import outcome_rollouts, tally_lines
     from silo_regress.render.text import Palette, accept_hint, render_outcome, summary_line
 
     out: list[str] = []
     failing = [o for o in report.outcomes if not o.ok]
     out.extend(annotation(o) for o in failing)
     for outcome in failing:
-        body = "\n".join(render_outcome(outcome, palette=Palette(False)))
+        rollouts = outcome_rollouts(outcome, report)  # "" unless check --run --repeat
+        body = "\n".join(render_outcome(outcome, palette=Palette(False), rollouts=rollouts))
         # Report text comes from agents: stop GitHub from reading commands in it.
         token = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         title = f"{outcome.verdict.value}: {task_label(outcome)} {outcome.artifact}"
@@ -60,6 +62,7 @@ def render_github(report: Report) -> str:
             "::endgroup::",
         ]
     out.append(summary_line(report, palette=Palette(False)))
+    out += tally_lines(report)
     hint = accept_hint(report)
     if hint:
         out.append(hint)

@@ -61,7 +61,12 @@ def render_junit(report: Report) -> str:
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", {"name": "baselines", "value": report.source.label})
     for outcome in report.outcomes:
-        attributes = {"classname": xml_text(case_class(outcome)), "name": outcome.artifact}
+        name = outcome.artifact
+        if report.repeat is not None:  # one testcase per distinct result of the rollouts
+            from silo_regress.render.tallies import outcome_rollouts
+
+            name += f" ({outcome_rollouts(outcome, report)})"
+        attributes = {"classname": xml_text(case_class(outcome)), "name": xml_text(name)}
         if outcome.baseline_path:
             attributes["file"] = xml_text(outcome.baseline_path)
         attributes["time"] = "0"

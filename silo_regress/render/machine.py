@@ -30,6 +30,7 @@ def report_json(report: Report) -> dict[str, Any]:
     return {
         "version": 1,
         **shard,
+        **_repeat_json(report),
         "summary": report.summary(),
         "results": [
             {
@@ -47,9 +48,34 @@ def report_json(report: Report) -> dict[str, Any]:
                 "notes": [note_json(n) for n in o.behaviour],
                 "changes": [change_json(c) for c in o.changes],
                 **_scores_json(o),
+                **({"repeats": list(o.repeats)} if report.repeat is not None else {}),
             }
             for o in report.outcomes
         ],
+    }
+
+
+def _repeat_json(report: Report) -> dict[str, Any]:
+    """check --run --repeat N: the rollouts per task, and each task's pass count."""
+    if report.repeat is None:
+        return {}
+    from silo_regress.repeats import tally_repeats
+
+    return {
+        "repeat": {
+            "count": report.repeat,
+            "tasks": [
+                {
+                    "task": str(t.task),
+                    "environment": t.environment,
+                    "matched": len(t.matched),
+                    "rollouts": t.rollouts,
+                    "failing": list(t.failed),
+                    "variants": {artifact: list(numbers) for artifact, numbers in t.variants},
+                }
+                for t in tally_repeats(report)
+            ],
+        }
     }
 
 

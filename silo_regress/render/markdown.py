@@ -115,12 +115,14 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
         "" if report.source.is_working_tree else f" · baselines from {code(report.source.label)}"
     )
     out += [cell(summary_sentence(report)) + where, ""]
+    if report.repeat is not None:
+        out += _tallies(report)
     if failing:
         from silo_regress.render.summary import counts_phrase, scores_phrase, summarize_report
 
         summary = summarize_report(report)
         out.append(f"**By task:** {cell(counts_phrase(summary))}")
-        scores = scores_phrase(summary.totals)
+        scores = scores_phrase(summary.totals, per="task" if report.repeat is None else "rollout")
         if scores:
             out += ["", cell(scores[:1].upper() + scores[1:])]
         out.append("")
@@ -129,7 +131,8 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + " --- |" * len(header))
         for outcomes in failing.values():
-            by_artifact = {o.artifact: o for o in outcomes}
+            # Under --repeat an artifact has an outcome per distinct result: a failing one shows.
+            by_artifact = {o.artifact: o for o in sorted(outcomes, key=lambda o: not o.ok)}
             row = [
                 code(task_label(outcomes[0])),
                 _direction(outcomes),
@@ -145,7 +148,7 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     for outcome in report.outcomes:
         if outcome.ok:
             continue
-        section = _section(outcome)
+        section = _section(outcome, report)
         size = sum(len(line) + 1 for line in section)
         if size > budget:
             left_out += 1
@@ -159,7 +162,16 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
             "",
         ]
     refs = sorted({str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED})
-    if refs:
+    if refs and report.repeat is not None:
+        from silo_regress.render.tallies import variant_commands
+
+        out += [
+            "If the new behaviour is intended, add it as an accepted variant:",
+            "",
+            *code_block(variant_commands(report), "sh"),
+            "",
+        ]
+    elif refs:
         out += [
             "If the new behaviour is intended, accept it with:",
             "",
@@ -188,11 +200,22 @@ def _matching(matching: dict[tuple[str, str], list[Outcome]], artifacts: list[st
     return out
 
 
-def _section(outcome: Outcome) -> list[str]:
+def _tallies(report: Report) -> list[str]:
+    """check --run --repeat N: one line per task, its rollouts that matched a variant."""
+    from silo_regress.render.tallies import tally_lines
+
+    return [f"- {cell(line)}" for line in tally_lines(report)] + [""]
+
+
+def _section(outcome: Outcome, report: Report) -> list[str]:
     summary = (
         f"<code>{cell(task_label(outcome))}</code> <code>{cell(outcome.artifact)}</code>: "
         f"<b>{outcome.verdict.value}</b>"
     )
+    if report.repeat is not None:
+        from silo_regress.render.tallies import outcome_rollouts
+
+        summary += f" ({cell(outcome_rollouts(outcome, report))})"
     out = [f"<details><summary>{summary}</summary>", ""]
     if outcome.baseline_path:
         out.append(f"- baseline: {code(outcome.baseline_path)}")

@@ -78,7 +78,8 @@ def summarize_report(report: Report) -> Summary:
     lines.sort(key=lambda line: (line.direction is None, review_rank(line.direction)))
     order = [d.value for d in REVIEW_ORDER]
     ranked = sorted(counts.items(), key=lambda kv: (kv[0] == "match", _rank(kv[0], order)))
-    pairs = [o.scores for o in report.outcomes if o.scores is not None]
+    # Under --repeat an outcome stands for several rollouts, each scored on its own.
+    pairs = [o.scores for o in report.outcomes if o.scores is not None for _ in o.repeats or (0,)]
     return Summary(
         counts=tuple(ranked),
         totals=total(pairs) if pairs else None,
@@ -116,8 +117,11 @@ def counts_phrase(summary: Summary) -> str:
     return f"{parts} ({summary.tasks} task{'s' * (summary.tasks != 1)})"
 
 
-def scores_phrase(totals: Totals | None) -> str | None:
-    """``pass rate 6/6 -> 5/6, total reward 6 -> 5.33 (6 tasks with results)``."""
+def scores_phrase(totals: Totals | None, *, per: str = "task") -> str | None:
+    """``pass rate 6/6 -> 5/6, total reward 6 -> 5.33 (6 tasks with results)``.
+
+    ``per`` names what was scored: ``rollout`` for check --run --repeat N.
+    """
     if totals is None or not totals.tasks:
         return None
 
@@ -131,5 +135,5 @@ def scores_phrase(totals: Totals | None) -> str | None:
         f"pass rate {rate(totals.passed_before, totals.scored_before)} -> "
         f"{rate(totals.passed_after, totals.scored_after)}, total reward "
         f"{reward(totals.reward_before)} -> {reward(totals.reward_after)} "
-        f"over {totals.tasks} task{'s' * (totals.tasks != 1)} with results"
+        f"over {totals.tasks} {per}{'s' * (totals.tasks != 1)} with results"
     )

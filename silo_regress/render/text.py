@@ -73,6 +73,10 @@ def render_text(
     """The check report: the summary first, then every failing artifact in agent terms."""
     palette = Palette(color)
     out: list[str] = [summary_line(report, palette=palette, headline=headline)]
+    if report.repeat is not None:
+        from silo_regress.render.tallies import tally_lines
+
+        out += tally_lines(report)
     shared: set[str] = set()
     if not report.ok:
         head, shared = summary_block(report, palette=palette)
@@ -84,7 +88,15 @@ def render_text(
                     f"{palette.paint('ok', 'green')}  {task_label(outcome)}  {outcome.artifact}"
                 )
             continue
-        out.extend(render_outcome(outcome, palette=palette, cap=cap, shared=shared))
+        out.extend(
+            render_outcome(
+                outcome,
+                palette=palette,
+                cap=cap,
+                shared=shared,
+                rollouts=_rollouts(outcome, report),
+            )
+        )
         out.append("")
     hint = accept_hint(report)
     if hint:
@@ -102,7 +114,7 @@ def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[s
 
     summary = summarize_report(report)
     out = [f"by task: {counts_phrase(summary)}"]
-    scores = scores_phrase(summary.totals)
+    scores = scores_phrase(summary.totals, per="task" if report.repeat is None else "rollout")
     if scores:
         out.append(scores)
     width = max((len(line.kind) for line in summary.lines), default=0)
@@ -115,17 +127,30 @@ def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[s
     return out, {note.text for note in summary.shared}
 
 
+def _rollouts(outcome: Outcome, report: Report) -> str:
+    if report.repeat is None:
+        return ""
+    from silo_regress.render.tallies import outcome_rollouts
+
+    return outcome_rollouts(outcome, report)
+
+
 def render_outcome(
     outcome: Outcome,
     *,
     palette: Palette,
     cap: int = DIFF_LINE_CAP,
     shared: set[str] | frozenset[str] = frozenset(),
+    rollouts: str = "",
 ) -> list[str]:
+    """One failing artifact; ``rollouts`` names the repeats it stands for (--repeat)."""
     heading = _FAIL_WORD[outcome.verdict]
+    context = [rollouts] if rollouts else []
+    if outcome.run_name:
+        context.append(f"run {outcome.run_name}")
     out = [
         palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
-        + (f"  (run {outcome.run_name})" if outcome.run_name else "")
+        + (f"  ({', '.join(context)})" if context else "")
     ]
     if outcome.baseline_path:
         out.append(f"  baseline: {outcome.baseline_path}")
@@ -189,10 +214,13 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
         return headline or f"no baselines to check{where}"
     parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     artifacts = len(report.outcomes)
-    text = (
-        f"{parts} ({artifacts} artifact{'s' * (artifacts != 1)} "
-        f"of {tasks} task{'s' * (tasks != 1)}){where}"
-    )
+    scope = f"{artifacts} artifact{'s' * (artifacts != 1)} of {tasks} task{'s' * (tasks != 1)}"
+    if report.repeat is not None:
+        from silo_regress.render.excerpt import artifacts_phrase, rollouts_each
+
+        scope = f"{artifacts_phrase(report)} of {tasks} task{'s' * (tasks != 1)}"
+        scope += rollouts_each(report)
+    text = f"{parts} ({scope}){where}"
     if headline:
         text = f"{headline}: {text}"
     return palette.paint(text, "green" if report.ok else "red")
@@ -204,6 +232,13 @@ def accept_hint(report: Report) -> str:
     )
     if not refs:
         return ""
+    if report.repeat is not None:
+        from silo_regress.render.tallies import variant_commands
+
+        commands = variant_commands(report)
+        return "If the new behaviour is intended, add it as an accepted variant:\n" + "".join(
+            f"  {command}\n" for command in commands
+        ).rstrip("\n")
     hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
     if report.source.is_index:  # the pre-commit hook: recording alone is not enough
         hint += (
