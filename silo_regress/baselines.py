@@ -32,6 +32,17 @@ class SourceKind(enum.StrEnum):
     COMMIT = "commit"
 
 
+def located(kind: SourceKind, ref: str, path: str) -> str:
+    """``path`` named with the source its bytes came from, in git's ``REV:PATH`` spelling.
+
+    ``HEAD~1:baselines/X.json`` is what ``git show`` takes; a working-tree path stays
+    plain, since that is the file on disk. ``ref`` is the commit as the user named it.
+    """
+    if kind is SourceKind.WORKING_TREE:
+        return path
+    return f"{'index' if kind is SourceKind.INDEX else ref}:{path}"
+
+
 MAX_VARIANTS = 10
 VARIANT_MARK = "~"  # baselines/TASK~2.result.json: the task's second accepted variant
 
@@ -379,7 +390,7 @@ class MappingSource:
         return None if data is None else data.decode("utf-8", "replace").strip()
 
     def display_path(self, baseline: Baseline) -> str:
-        return f"{self.display_root}/{baseline.relpath} ({self.label})"
+        return located(self.kind, self.label, f"{self.display_root}/{baseline.relpath}")
 
 
 def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSource:

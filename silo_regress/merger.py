@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from silo_regress.baselines import INDEX_LABEL
 from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
 from silo_regress.canonical import serialize
@@ -22,6 +23,7 @@ from silo_regress.direction import Scores, read_scores
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.jsondiff import MISSING, Change, array_index, child
 from silo_regress.outcome import (
+    WORKING_TREE,
     BaselineOrigin,
     Direction,
     Outcome,
@@ -79,7 +81,12 @@ def load_report(data: bytes, *, source: str) -> Report:
     if not isinstance(results, list):
         raise InputError(f"{source}: 'results' must be a list")
     outcomes = tuple(_outcome(item, f"{source}: results[{n}]") for n, item in enumerate(results))
-    return Report(outcomes=outcomes, shard=_shard(document.get("shard"), source))
+    origins = list(dict.fromkeys(o.baseline_source for o in outcomes if o.baseline_source))
+    return Report(
+        outcomes=outcomes,
+        shard=_shard(document.get("shard"), source),
+        source=origins[0] if len(origins) == 1 else WORKING_TREE,
+    )
 
 
 def _shard(value: Any, source: str) -> tuple[int, int] | None:
@@ -131,6 +138,7 @@ def _outcome(item: Any, where: str) -> Outcome:
         artifact=_text(item, "artifact", where, optional=False) or "",
         verdict=_VERDICTS[status],
         baseline_path=_text(item, "baseline", where),
+        baseline_source=_origin(item, where),
         run_path=_text(item, "run", where),
         run_name=_text(item, "runId", where),
         variant=_variant(item, where),
@@ -140,6 +148,24 @@ def _outcome(item: Any, where: str) -> Outcome:
         direction=_direction(item, where),
         scores=_scores(item, where),
     )
+
+
+def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
+    """Where the baseline was read (``baselineSource``); absent in older reports."""
+    value = item.get("baselineSource")
+    if value is None:
+        return None
+    kinds = {k.value: k for k in SourceKind}
+    kind = kinds.get(str(value.get("kind"))) if isinstance(value, dict) else None
+    ref = value.get("ref") if isinstance(value, dict) else None
+    if kind is None or (kind is SourceKind.COMMIT) != (isinstance(ref, str) and ref != ""):
+        raise InputError(
+            f"{where}.baselineSource must be null or an object with a kind "
+            f"({', '.join(kinds)}) and, for a commit, its ref"
+        )
+    if kind is SourceKind.COMMIT:
+        return BaselineOrigin(kind, str(ref))
+    return WORKING_TREE if kind is SourceKind.WORKING_TREE else BaselineOrigin(kind, INDEX_LABEL)
 
 
 def _variant(item: dict[str, Any], where: str) -> int | None:

@@ -167,13 +167,20 @@ def test_diff_from_a_commit_to_the_working_tree(tmp_path: Path) -> None:
     result = project.cli("diff", "--from", "main")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[:4] == [
+    assert lines[:6] == [
         "TASK-001  result.json  changed",
+        "  from: main:baselines/TASK-001.result.json",
+        "  to:   baselines/TASK-001.result.json",  # the working tree: a plain path
         "  - now FAILS (passed: true -> false)",
         "  - reward 1 -> 0.5",
         '  - check "Lead qualified" removed',
     ]
     assert "TASK-002  result.json  removed" in lines
+    removed = lines.index("TASK-002  result.json  removed")
+    assert lines[removed + 1 : removed + 3] == [
+        "  from: main:baselines/TASK-002.result.json",  # no "to": it is gone
+        "  - baseline removed",
+    ]
     assert "TASK-004  result.json  added" in lines
     assert "  - recorded: passes, reward 1" in lines
     assert lines[-1] == "3 tasks changed from main to working tree; 1 unchanged"
@@ -185,9 +192,11 @@ def test_diff_from_as_markdown_and_json(tmp_path: Path) -> None:
     project = _pr(tmp_path)
     markdown = project.cli("diff", "--from", "main", "--format", "markdown").stdout
     assert markdown.startswith("### Behaviour changes: `main` → `working tree`\n\n")
-    assert "| Task | Artifact | Change | Behaviour |" in markdown
+    assert "| Task | Artifact | Change | Files | Behaviour |" in markdown
     assert (
-        "| `TASK-001` | `result.json` | changed | now FAILS (passed: true -> false)<br>"
+        "| `TASK-001` | `result.json` | changed "
+        "| from: `main:baselines/TASK-001.result.json`<br>to: `baselines/TASK-001.result.json` "
+        "| now FAILS (passed: true -> false)<br>"
         'reward 1 -> 0.5<br>check "Lead qualified" removed<br>'
         'check "Lead \\| qualified" added (failed)'
     ) in markdown
@@ -198,6 +207,8 @@ def test_diff_from_as_markdown_and_json(tmp_path: Path) -> None:
     first = document["tasks"][0]
     assert first["task"] == "TASK-001"
     assert first["artifacts"][0]["change"] == "changed"
+    assert first["artifacts"][0]["from"] == "main:baselines/TASK-001.result.json"
+    assert first["artifacts"][0]["to"] == "baselines/TASK-001.result.json"
     assert {"path": "/reward", "baseline": 1, "run": 0.5} in first["artifacts"][0]["changes"]
 
 
@@ -354,7 +365,9 @@ def test_conflict_markers_are_reported_as_such(tmp_path: Path) -> None:
     git(project.root, "add", "baselines")  # markers and all, as happens by mistake
     committed = project.cli("check", "--staged")
     assert committed.exit_code == 1
-    assert "(git index): has git merge-conflict markers" in committed.stdout
+    assert "index:baselines/TASK-001.result.json: has git merge-conflict markers" in (
+        committed.stdout
+    )
     run(project.root, "git", "commit", "-q", "--no-verify", "-m", "Merge with markers")
     log = project.cli("log", "TASK-001").stdout.splitlines()
     assert "Merge with markers" in log[1]

@@ -46,7 +46,7 @@ def diff_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
         return unified_diff(
             outcome.baseline_text,
             outcome.run_text,
-            before_name=outcome.baseline_path or "baseline",
+            before_name=outcome.baseline_label or "baseline",
             after_name=(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
@@ -64,7 +64,7 @@ def change_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
             lines.append(f"+ {show(change.run)}")
     if cap and len(lines) > cap:
         left = len(lines) - cap
-        where = f"{outcome.baseline_path} and {outcome.run_path}"
+        where = f"{outcome.baseline_label} and {outcome.run_path}"
         lines = [*lines[:cap], f"... {left} more lines not shown; the full files are {where}"]
     return lines
 

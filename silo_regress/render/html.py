@@ -306,8 +306,8 @@ def _artifact(outcome: Outcome) -> list[str]:
         f"<h4><code>{escape(outcome.artifact)}</code>: {escape(outcome.verdict.value)}</h4>",
     ]
     paths = []
-    if outcome.baseline_path:
-        paths.append(f"baseline <code>{escape(outcome.baseline_path)}</code>")
+    if outcome.baseline_label:
+        paths.append(f"baseline <code>{escape(outcome.baseline_label)}</code>")
     if outcome.run_path:
         paths.append(f"run <code>{escape(outcome.run_path)}</code>")
     if paths:
@@ -396,7 +396,7 @@ def _segments_html(note: Note) -> str:
 
 
 def _diff_table(outcome: Outcome) -> list[str]:
-    before_name = outcome.baseline_path or "baseline"
+    before_name = outcome.baseline_label or "baseline"
     after_name = (outcome.run_path or "run") + " (canonical)"
     diff = line_diff(outcome.baseline_text or b"", outcome.run_text or b"")
     rows, left_out = side_by_side(diff, cap=ROW_CAP)

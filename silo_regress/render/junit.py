@@ -31,8 +31,8 @@ def case_class(outcome: Outcome) -> str:
 
 def failure_text(outcome: Outcome) -> str:
     lines = [f"{outcome.verdict.value}: {case_class(outcome)} {outcome.artifact}"]
-    if outcome.baseline_path:
-        lines.append(f"baseline: {outcome.baseline_path}")
+    if outcome.baseline_label:
+        lines.append(f"baseline: {outcome.baseline_label}")
     if outcome.run_path:
         lines.append(f"run:      {outcome.run_path}")
     if outcome.detail:

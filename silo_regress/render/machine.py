@@ -39,6 +39,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "status": o.verdict.value,
                 "direction": o.direction.value if o.direction else None,
                 "baseline": o.baseline_path,
+                "baselineSource": _source_json(o),
                 "run": o.run_path,
                 "runId": o.run_name,
                 "variant": o.variant,
@@ -51,6 +52,14 @@ def report_json(report: Report) -> dict[str, Any]:
             for o in report.outcomes
         ],
     }
+
+
+def _source_json(outcome: Outcome) -> dict[str, Any] | None:
+    """Where the baseline's bytes were read: kind, the commit as named, and the label."""
+    origin = outcome.baseline_source
+    if outcome.baseline_path is None or origin is None:
+        return None
+    return {"kind": origin.kind.value, "ref": origin.ref, "label": outcome.baseline_label}
 
 
 def _scores_json(outcome: Outcome) -> dict[str, Any]:

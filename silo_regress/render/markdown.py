@@ -194,8 +194,8 @@ def _section(outcome: Outcome) -> list[str]:
         f"<b>{outcome.verdict.value}</b>"
     )
     out = [f"<details><summary>{summary}</summary>", ""]
-    if outcome.baseline_path:
-        out.append(f"- baseline: {code(outcome.baseline_path)}")
+    if outcome.baseline_label:
+        out.append(f"- baseline: {code(outcome.baseline_label)}")
     if outcome.run_path:
         out.append(f"- run: {code(outcome.run_path)}")
     if outcome.detail:

@@ -127,8 +127,8 @@ def render_outcome(
         palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
         + (f"  (run {outcome.run_name})" if outcome.run_name else "")
     ]
-    if outcome.baseline_path:
-        out.append(f"  baseline: {outcome.baseline_path}")
+    if outcome.baseline_label:
+        out.append(f"  baseline: {outcome.baseline_label}")
     if outcome.run_path:
         out.append(f"  run:      {outcome.run_path}")
     if outcome.detail:
@@ -147,7 +147,7 @@ def render_outcome(
         diff = unified_diff(
             outcome.baseline_text,
             outcome.run_text or b"",
-            before_name=outcome.baseline_path or "baseline",
+            before_name=outcome.baseline_label or "baseline",
             after_name=(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
