@@ -257,7 +257,8 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     # check orders tasks by ref and keeps each task's artifacts in config order;
     # a stable sort by ref alone restores exactly that order.
     outcomes.sort(key=lambda o: TaskRef.sort_key(o.task))
-    sources = list(dict.fromkeys(report.source for _, report in reports))
+    # A shard that drew no task says nothing of where baselines were read.
+    sources = list(dict.fromkeys(r.source for _, r in reports if r.outcomes)) or [WORKING_TREE]
     return Report(
         outcomes=tuple(outcomes),
         warnings=tuple(warnings),

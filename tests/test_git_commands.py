@@ -72,10 +72,13 @@ def test_check_staged_reads_the_index_not_the_working_tree(tmp_path: Path) -> No
     assert blocked.exit_code == 1
     assert "now FAILS (passed: true -> false)" in blocked.stdout
     assert "(baselines from git index)" in blocked.stdout
-    assert blocked.stdout.rstrip().endswith(
-        "accept it with: silo-regress record TASK-001, then `git add` the baselines; "
-        "or skip this hook once: SKIP=silo-regress-check git commit"
-    )
+    assert "  baseline: index:baselines/TASK-001.result.json" in blocked.stdout
+    assert blocked.stdout.rstrip().splitlines()[-2:] == [
+        "If the new behaviour is intended, record it and stage the baselines: "
+        "silo-regress record TASK-001 && git add baselines",
+        "or skip this hook once (a hook from install-hook: git commit --no-verify): "
+        "SKIP=silo-regress-check git commit",
+    ]
     assert project.cli("record", "TASK-001").exit_code == 0
     assert project.cli("check").exit_code == 0  # the working tree has the new baseline
     assert project.cli("check", "--staged").exit_code == 1  # the index does not yet

@@ -19,6 +19,7 @@ from silo_regress.render.excerpt import (
     summary_sentence,
     task_label,
 )
+from silo_regress.render.summary import advise
 from silo_regress.render.wording import one_line, phrase
 
 DIFF_BUDGET = 50_000
@@ -158,14 +159,9 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
             "(size limit); the full report is in the job log or the HTML report._",
             "",
         ]
-    refs = sorted({str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED})
-    if refs:
-        out += [
-            "If the new behaviour is intended, accept it with:",
-            "",
-            *code_block(["silo-regress record " + " ".join(refs)], "sh"),
-            "",
-        ]
+    for step in advise(report):
+        why = step.why[:1].upper() + step.why[1:]
+        out += [f"{cell(why)}:", "", *code_block(step.commands, "sh"), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -199,18 +199,10 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
 
 
 def accept_hint(report: Report) -> str:
-    refs = sorted(
-        {str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED},
-    )
-    if not refs:
-        return ""
-    hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
-    if report.source.is_index:  # the pre-commit hook: recording alone is not enough
-        hint += (
-            ", then `git add` the baselines; or skip this hook once: "
-            "SKIP=silo-regress-check git commit"
-        )
-    return hint
+    """The closing advice (render/summary.py), one line per step."""
+    from silo_regress.render.summary import advise
+
+    return "\n".join(f"{step.why}: {' && '.join(step.commands)}" for step in advise(report))
 
 
 # --- record, status -----------------------------------------------------------
