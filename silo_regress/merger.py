@@ -32,6 +32,7 @@ from silo_regress.outcome import (
     Verdict,
 )
 from silo_regress.pointer import split_pointer
+from silo_regress.provenance import Provenance
 from silo_regress.taskref import TaskRef, parse_ref
 
 REPORT_VERSION = 1
@@ -141,6 +142,7 @@ def _outcome(item: Any, where: str) -> Outcome:
         baseline_source=_origin(item, where),
         run_path=_text(item, "run", where),
         run_name=_text(item, "runId", where),
+        provenance=_provenance(item, where, task=task),
         variant=_variant(item, where),
         detail=_text(item, "detail", where),
         changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
@@ -166,6 +168,34 @@ def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
     if kind is SourceKind.COMMIT:
         return BaselineOrigin(kind, str(ref))
     return WORKING_TREE if kind is SourceKind.WORKING_TREE else BaselineOrigin(kind, INDEX_LABEL)
+
+
+def _provenance(item: dict[str, Any], where: str, *, task: TaskRef) -> Provenance | None:
+    """What made the run (``provenance``), as the report gave it; absent in older reports."""
+    value = item.get("provenance")
+    if value is None:
+        return None
+    fields = {"agent": str, "agentSha256": str, "commit": str, "dirty": bool, "toolVersion": str}
+    if not isinstance(value, dict) or any(
+        value.get(key) is not None and not isinstance(value.get(key), kind)
+        for key, kind in fields.items()
+    ):
+        raise InputError(
+            f"{where}.provenance must be null or an object of agent, agentSha256, commit, "
+            "toolVersion (strings or null) and dirty (true, false or null)"
+        )
+    return Provenance(
+        environment=_text(item, "environment", where) or task.environment or "",
+        task_id=task.task_id,
+        fingerprint=None,  # a report names what made the run, not what it was made from
+        inputs=(),
+        agent=value.get("agent"),
+        agent_sha256=value.get("agentSha256"),
+        silo_command=(),
+        commit=value.get("commit"),
+        dirty=value.get("dirty"),
+        tool_version=value.get("toolVersion") or "?",
+    )
 
 
 def _variant(item: dict[str, Any], where: str) -> int | None:

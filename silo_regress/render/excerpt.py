@@ -27,6 +27,16 @@ def task_label(outcome: Outcome) -> str:
     return f"{outcome.task} ({outcome.environment})"
 
 
+def made_by(outcome: Outcome) -> str | None:
+    """``made by agent X at commit abc1234+dirty`` for a result worth a look, when known.
+
+    A stale run's detail says it already; a match needs no pedigree.
+    """
+    if outcome.ok or outcome.provenance is None or outcome.verdict is Verdict.STALE_RUN:
+        return None
+    return outcome.provenance.made_by() or None
+
+
 def headline(outcome: Outcome) -> str:
     """One line: what happened to this artifact, in agent terms when it changed."""
     if outcome.verdict is Verdict.MATCH:

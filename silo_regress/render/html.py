@@ -15,7 +15,13 @@ from html import escape
 
 from silo_regress.behaviour.notes import IdsChanged, Note, SegmentKind
 from silo_regress.outcome import Outcome, Report, Verdict
-from silo_regress.render.excerpt import change_lines, headline, summary_sentence, task_label
+from silo_regress.render.excerpt import (
+    change_lines,
+    headline,
+    made_by,
+    summary_sentence,
+    task_label,
+)
 from silo_regress.render.hunks import Row, cut_note, line_diff, side_by_side
 from silo_regress.render.summary import (
     Summary,
@@ -310,6 +316,9 @@ def _artifact(outcome: Outcome) -> list[str]:
         paths.append(f"baseline <code>{escape(outcome.baseline_label)}</code>")
     if outcome.run_path:
         paths.append(f"run <code>{escape(outcome.run_path)}</code>")
+    pedigree = made_by(outcome)
+    if pedigree:
+        paths.append(escape(pedigree))
     if paths:
         out.append(f'<p class="paths">{", ".join(paths)}</p>')
     if outcome.detail:

@@ -42,6 +42,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "baselineSource": _source_json(o),
                 "run": o.run_path,
                 "runId": o.run_name,
+                "provenance": _provenance_json(o),
                 "variant": o.variant,
                 "detail": o.detail,
                 "behaviour": words(o.behaviour),
@@ -60,6 +61,20 @@ def _source_json(outcome: Outcome) -> dict[str, Any] | None:
     if outcome.baseline_path is None or origin is None:
         return None
     return {"kind": origin.kind.value, "ref": origin.ref, "label": outcome.baseline_label}
+
+
+def _provenance_json(outcome: Outcome) -> dict[str, Any] | None:
+    """What made the run, from its silo-regress.json; null for a run without one."""
+    record = outcome.provenance
+    if record is None:
+        return None
+    return {
+        "agent": record.agent,
+        "agentSha256": record.agent_sha256,
+        "commit": record.commit,
+        "dirty": record.dirty,
+        "toolVersion": record.tool_version,
+    }
 
 
 def _scores_json(outcome: Outcome) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from silo_regress.outcome import Direction, Outcome, Report, Verdict
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
     diff_lines,
+    made_by,
     summary_sentence,
     task_label,
 )
@@ -194,6 +195,9 @@ def _section(outcome: Outcome) -> list[str]:
         out.append(f"- baseline: {code(outcome.baseline_label)}")
     if outcome.run_path:
         out.append(f"- run: {code(outcome.run_path)}")
+    pedigree = made_by(outcome)
+    if pedigree:
+        out.append(f"- {cell(pedigree)}")
     if outcome.detail:
         out.append(f"- {cell(outcome.detail)}")
     out.append("")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.overview import Status, StatusRow
 from silo_regress.recorder import FileState, Recording
+from silo_regress.render.excerpt import made_by
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
@@ -131,6 +132,9 @@ def render_outcome(
         out.append(f"  baseline: {outcome.baseline_label}")
     if outcome.run_path:
         out.append(f"  run:      {outcome.run_path}")
+    pedigree = made_by(outcome)
+    if pedigree:
+        out.append(f"  {pedigree}")
     if outcome.detail:
         out.append(f"  {outcome.detail}")
     if outcome.behaviour:
