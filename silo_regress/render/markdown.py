@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from silo_regress.behaviour.notes import Note, SegmentKind
 from silo_regress.outcome import Direction, Outcome, Report, Verdict
+from silo_regress.render.advice import advise
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
     diff_lines,
@@ -20,7 +21,6 @@ from silo_regress.render.excerpt import (
     summary_sentence,
     task_label,
 )
-from silo_regress.render.summary import advise
 from silo_regress.render.wording import one_line, phrase
 
 DIFF_BUDGET = 50_000

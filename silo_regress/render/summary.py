@@ -6,14 +6,11 @@ Values in, values out: text, Markdown and HTML each lay these out their own way.
 
 from __future__ import annotations
 
-import posixpath
-import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from silo_regress.direction import REVIEW_ORDER, Direction, Totals, review_rank, total
-from silo_regress.outcome import Outcome, Report, SourceKind, Verdict
+from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.render.wording import one_line, word, words
 
 
@@ -135,65 +132,4 @@ def scores_phrase(totals: Totals | None) -> str | None:
         f"{rate(totals.passed_after, totals.scored_after)}, total reward "
         f"{reward(totals.reward_before)} -> {reward(totals.reward_after)} "
         f"over {totals.tasks} task{'s' * (totals.tasks != 1)} with results"
-    )
-
-
-# --- what to do next --------------------------------------------------------------
-
-HOOK_ID = "silo-regress-check"  # the pre-commit hook's id, for SKIP=
-# A ref a shell passes through as written (HEAD~1, origin/main, v1.2^): no quotes needed.
-_PLAIN_REF = re.compile(r"[\w./^@-][\w./~^@-]*")
-
-
-@dataclass(frozen=True)
-class Step:
-    """One thing to do about the changed tasks: why, then the commands, in order."""
-
-    why: str
-    commands: tuple[str, ...]
-
-
-def advise(report: Report) -> tuple[Step, ...]:
-    """The closing advice for the changed tasks, fitting where the baselines were read.
-
-    Working-tree baselines are accepted with ``record`` (or ``review``); the hook's
-    staged ones also need a ``git add``. A commit's are recorded already, and
-    ``record`` would not change them: what helps is the comparison with the working
-    tree's (whose own advice says what to record) and how the baselines changed
-    since. Nothing for a report with no changed task.
-    """
-    changed = [o for o in report.outcomes if o.verdict is Verdict.CHANGED]
-    if not changed:
-        return ()
-    record = "silo-regress record " + " ".join(sorted({str(o.task) for o in changed}))
-    source = report.source
-    if source.kind is SourceKind.INDEX:
-        dirs = sorted({posixpath.dirname(o.baseline_path or "") or "." for o in changed})
-        return (
-            Step(
-                "If the new behaviour is intended, record it and stage the baselines",
-                (record, "git add " + " ".join(shlex.quote(d) for d in dirs)),
-            ),
-            Step(
-                "or skip this hook once (a hook from install-hook: git commit --no-verify)",
-                (f"SKIP={HOOK_ID} git commit",),
-            ),
-        )
-    if source.kind is SourceKind.COMMIT:
-        ref = source.label
-        shown = ref if _PLAIN_REF.fullmatch(ref) else shlex.quote(ref)
-        return (
-            Step(
-                f"The baselines above are the ones recorded at {ref}, not the working tree's; "
-                "to compare the run with the working tree's (and learn what to record)",
-                ("silo-regress check",),
-            ),
-            Step(
-                f"to see how the baselines changed since {ref}",
-                (f"silo-regress diff --from {shown}",),
-            ),
-        )
-    return (
-        Step("If the new behaviour is intended, accept it with", (record,)),
-        Step("or one result at a time, on a terminal", ("silo-regress review",)),
     )

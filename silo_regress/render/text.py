@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from silo_regress.outcome import Outcome, Report, Verdict
 from silo_regress.overview import Status, StatusRow
 from silo_regress.recorder import FileState, Recording
-from silo_regress.render.excerpt import made_by
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
@@ -132,6 +131,8 @@ def render_outcome(
         out.append(f"  baseline: {outcome.baseline_label}")
     if outcome.run_path:
         out.append(f"  run:      {outcome.run_path}")
+    from silo_regress.render.excerpt import made_by  # only a failing outcome needs it
+
     pedigree = made_by(outcome)
     if pedigree:
         out.append(f"  {pedigree}")
@@ -204,7 +205,7 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
 
 def accept_hint(report: Report) -> str:
     """The closing advice (render/summary.py), one line per step."""
-    from silo_regress.render.summary import advise
+    from silo_regress.render.advice import advise
 
     return "\n".join(f"{step.why}: {' && '.join(step.commands)}" for step in advise(report))
 
