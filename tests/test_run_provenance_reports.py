@@ -253,3 +253,18 @@ def test_a_git_index_that_cannot_be_read_stops_the_hook(tmp_path: Path) -> None:
     assert ".git/index: index file smaller than expected" in staged.stderr
     assert "Traceback" not in staged.output and staged.stdout == ""
     assert project.baseline_bytes() == before  # a check never writes
+
+
+def test_an_input_deleted_since_the_run_is_named_and_stale(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert project.cli("run", "TASK-001").exit_code == 0
+    assert project.cli("record", "TASK-001").exit_code == 0
+    (project.root / "silo.agent.ts").unlink()
+    checked = project.cli("check")
+    assert checked.exit_code == 1
+    assert "STALE RUN  TASK-001 (crm-west)  result.json" in checked.stdout
+    assert "silo.agent.ts was removed since it was made, in the working tree" in checked.stdout
+    assert (
+        "silo-regress: warning: inputs: 'silo.agent.ts' matches no file in the working tree\n"
+        in checked.stderr
+    )
