@@ -72,6 +72,9 @@ class BaselineSource(Protocol):
     @property
     def kind(self) -> SourceKind: ...
 
+    @property
+    def commit(self) -> str | None: ...
+
     def entries(self) -> list[Baseline]: ...
 
     def read(self, baseline: Baseline) -> bytes: ...
@@ -188,6 +191,10 @@ class BaselineStore:
     @property
     def kind(self) -> SourceKind:
         return SourceKind.WORKING_TREE
+
+    @property
+    def commit(self) -> str | None:
+        return None
 
     def path_for(self, ref: TaskRef, artifact: str, variant: int = 1) -> Path:
         for part in (ref.environment, ref.task_id):
@@ -366,6 +373,8 @@ class MappingSource:
     # Paths git holds as a symbolic link or submodule: path -> what it is. One named
     # like a baseline is listed, and reading it raises, so it gets a verdict.
     special: Mapping[str, str] = field(default_factory=dict)
+    # The full hash ``label`` named when it was read: a report outlives what HEAD~1 means.
+    commit: str | None = None
 
     def entries(self) -> list[Baseline]:
         paths = [*self.files, *(p for p in self.special if p not in self.files)]
@@ -423,7 +432,7 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
         )
     commit = gitio.resolve_commit(repo, ref)
     files, special = gitio.read_tree_entries(repo, commit, directory)
-    return MappingSource(files, config.known_artifacts, ref, shown, special=special)
+    return MappingSource(files, config.known_artifacts, ref, shown, special=special, commit=commit)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -116,7 +116,7 @@ def check(
 
 
 def _origin(source: BaselineSource) -> BaselineOrigin:
-    return BaselineOrigin(source.kind, source.label)
+    return BaselineOrigin(source.kind, source.label, source.commit)
 
 
 def _ambiguous(config: Config, target: Target, *, origin: BaselineOrigin) -> list[Outcome]:

@@ -160,13 +160,18 @@ def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
     kinds = {k.value: k for k in SourceKind}
     kind = kinds.get(str(value.get("kind"))) if isinstance(value, dict) else None
     ref = value.get("ref") if isinstance(value, dict) else None
-    if kind is None or (kind is SourceKind.COMMIT) != (isinstance(ref, str) and ref != ""):
+    commit = value.get("commit") if isinstance(value, dict) else None
+    if (
+        kind is None
+        or (kind is SourceKind.COMMIT) != (isinstance(ref, str) and ref != "")
+        or not (commit is None or (kind is SourceKind.COMMIT and isinstance(commit, str)))
+    ):
         raise InputError(
             f"{where}.baselineSource must be null or an object with a kind "
-            f"({', '.join(kinds)}) and, for a commit, its ref"
+            f"({', '.join(kinds)}); a commit's also has its ref and hash (or null)"
         )
     if kind is SourceKind.COMMIT:
-        return BaselineOrigin(kind, str(ref))
+        return BaselineOrigin(kind, str(ref), commit)
     return WORKING_TREE if kind is SourceKind.WORKING_TREE else BaselineOrigin(kind, INDEX_LABEL)
 
 

@@ -50,6 +50,7 @@ class BaselineOrigin:
 
     kind: SourceKind
     label: str  # "working tree", "git index", or the commit as the user named it
+    commit: str | None = None  # the full hash that commit had when it was read
 
     @property
     def is_working_tree(self) -> bool:

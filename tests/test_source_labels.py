@@ -51,6 +51,7 @@ def test_check_against_a_commit_names_its_baselines_in_every_format(tmp_path: Pa
     assert changed[0]["baselineSource"] == {
         "kind": "commit",
         "ref": "HEAD~1",
+        "commit": git(project.root, "rev-parse", "HEAD~1").stdout.strip(),  # what it meant
         "label": f"HEAD~1:{RESULT}",
     }
     assert {r["baselineSource"]["kind"] for r in document["results"]} == {"commit"}
@@ -91,6 +92,7 @@ def test_a_working_tree_check_keeps_plain_paths_and_record_advice(tmp_path: Path
     assert first["baselineSource"] == {
         "kind": "working-tree",
         "ref": None,
+        "commit": None,
         "label": first["baseline"],
     }
 
@@ -105,7 +107,12 @@ def test_the_hook_names_staged_baselines_and_says_to_stage_them(tmp_path: Path) 
     assert "git add baselines" in blocked.stdout
     document = json.loads(project.cli("check", "--staged", "--format", "json").stdout)
     changed = next(r for r in document["results"] if r["status"] == "changed")
-    assert changed["baselineSource"] == {"kind": "index", "ref": None, "label": f"index:{RESULT}"}
+    assert changed["baselineSource"] == {
+        "kind": "index",
+        "ref": None,
+        "commit": None,
+        "label": f"index:{RESULT}",
+    }
     git(project.root, "add", "baselines")
     assert project.cli("check", "--staged").exit_code == 0
 
@@ -169,5 +176,6 @@ def test_a_report_with_a_bad_baseline_source_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 3
     assert result.stderr == (
         f"silo-regress: error: {bad}: results[0].baselineSource must be null or an object "
-        "with a kind (working-tree, index, commit) and, for a commit, its ref\n"
+        "with a kind (working-tree, index, commit); a commit's also has its ref and hash "
+        "(or null)\n"
     )

@@ -56,11 +56,16 @@ def report_json(report: Report) -> dict[str, Any]:
 
 
 def _source_json(outcome: Outcome) -> dict[str, Any] | None:
-    """Where the baseline's bytes were read: kind, the commit as named, and the label."""
+    """Where the baseline's bytes were read: kind, the commit as named and its hash, the label."""
     origin = outcome.baseline_source
     if outcome.baseline_path is None or origin is None:
         return None
-    return {"kind": origin.kind.value, "ref": origin.ref, "label": outcome.baseline_label}
+    return {
+        "kind": origin.kind.value,
+        "ref": origin.ref,
+        "commit": origin.commit,
+        "label": outcome.baseline_label,
+    }
 
 
 def _provenance_json(outcome: Outcome) -> dict[str, Any] | None:
