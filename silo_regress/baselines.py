@@ -32,6 +32,17 @@ class SourceKind(enum.StrEnum):
     COMMIT = "commit"
 
 
+def located(kind: SourceKind, ref: str, path: str) -> str:
+    """``path`` named with the source its bytes came from, in git's ``REV:PATH`` spelling.
+
+    ``HEAD~1:baselines/X.json`` is what ``git show`` takes; a working-tree path stays
+    plain, since that is the file on disk. ``ref`` is the commit as the user named it.
+    """
+    if kind is SourceKind.WORKING_TREE:
+        return path
+    return f"{'index' if kind is SourceKind.INDEX else ref}:{path}"
+
+
 MAX_VARIANTS = 10
 VARIANT_MARK = "~"  # baselines/TASK~2.result.json: the task's second accepted variant
 
@@ -60,6 +71,9 @@ class BaselineSource(Protocol):
 
     @property
     def kind(self) -> SourceKind: ...
+
+    @property
+    def commit(self) -> str | None: ...
 
     def entries(self) -> list[Baseline]: ...
 
@@ -179,6 +193,10 @@ class BaselineStore:
     @property
     def kind(self) -> SourceKind:
         return SourceKind.WORKING_TREE
+
+    @property
+    def commit(self) -> str | None:
+        return None
 
     def path_for(self, ref: TaskRef, artifact: str, variant: int = 1) -> Path:
         for part in (ref.environment, ref.task_id):
@@ -357,6 +375,8 @@ class MappingSource:
     # Paths git holds as a symbolic link or submodule: path -> what it is. One named
     # like a baseline is listed, and reading it raises, so it gets a verdict.
     special: Mapping[str, str] = field(default_factory=dict)
+    # The full hash ``label`` named when it was read: a report outlives what HEAD~1 means.
+    commit: str | None = None
 
     def entries(self) -> list[Baseline]:
         paths = [*self.files, *(p for p in self.special if p not in self.files)]
@@ -381,7 +401,7 @@ class MappingSource:
         return None if data is None else data.decode("utf-8", "replace").strip()
 
     def display_path(self, baseline: Baseline) -> str:
-        return f"{self.display_root}/{baseline.relpath} ({self.label})"
+        return located(self.kind, self.label, f"{self.display_root}/{baseline.relpath}")
 
 
 def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSource:
@@ -414,7 +434,7 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
         )
     commit = gitio.resolve_commit(repo, ref)
     files, special = gitio.read_tree_entries(repo, commit, directory)
-    return MappingSource(files, config.known_artifacts, ref, shown, special=special)
+    return MappingSource(files, config.known_artifacts, ref, shown, special=special, commit=commit)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -120,14 +120,7 @@ class RunFreshness:
 
     def made_by(self) -> str:
         """``made by agent X at commit abc1234+dirty``, or "" when unknown."""
-        if self.record is None:
-            return ""
-        parts = []
-        if self.record.agent:
-            parts.append(f"agent {self.record.agent}")
-        if self.record.short_commit:
-            parts.append(f"commit {self.record.short_commit}")
-        return "made by " + " at ".join(parts) if parts else ""
+        return self.record.made_by() if self.record is not None else ""
 
     def describe(self) -> str:
         assert self.stale is not None
@@ -140,17 +133,25 @@ class RunFreshness:
 
 def judge_run(
     config: Config, run: _RunLike, inputs: InputSnapshot | None, *, ref: TaskRef
-) -> RunFreshness | None:
-    """Read the run's record and compare it with ``inputs``; None without inputs."""
-    if inputs is None:
-        return None
+) -> RunFreshness:
+    """Read the run's record and compare it with ``inputs``.
+
+    Without ``inputs`` nothing can be stale, but the record still says which agent
+    and commit made the run, for the reports.
+    """
     reading = inspect_provenance(
-        run.path, environment=run.environment, task_id=run.task_id, expected=inputs.fingerprint
+        run.path,
+        environment=run.environment,
+        task_id=run.task_id,
+        expected=inputs.fingerprint if inputs is not None else None,
     )
     warnings = []
     if reading.problem is not None:
         where = config.relative(run.path)
-        warnings.append(f"{where}/{reading.problem}; the run is judged by time instead")
+        then = "its agent and commit are not known" if inputs is None else "judged by time instead"
+        warnings.append(f"{where}/{reading.problem}; the run is {then}")
+    if inputs is None:
+        return RunFreshness(ref, run.name, reading.record, None, tuple(warnings))
     stale = judge_freshness(
         inputs,
         record=reading.record,

@@ -52,6 +52,10 @@ class ArtifactChange:
     detail: str | None = None
     changes: tuple[Change, ...] = ()
     variant: int = 1  # which accepted variant of the artifact (TASK~N) changed
+    # Each side's file named with its source (``HEAD~1:baselines/X.json``, or the
+    # working-tree path); None for the side it is absent from.
+    before: str | None = None
+    after: str | None = None
 
     @property
     def label(self) -> str:
@@ -165,16 +169,25 @@ def diff_sources(
     for task in sorted(by_task, key=TaskRef.sort_key):
         found: list[ArtifactChange] = []
         for baseline in sorted(by_task[task], key=lambda b: (order.get(b.artifact, 99), b.variant)):
+            then, now = old.get(baseline.relpath), new.get(baseline.relpath)
+            before_name, after_name = before.display_path(baseline), after.display_path(baseline)
             change = compare_versions(
                 config,
                 baseline.artifact,
-                before.read(old[baseline.relpath]) if baseline.relpath in old else None,
-                after.read(new[baseline.relpath]) if baseline.relpath in new else None,
-                before_name=before.display_path(baseline),
-                after_name=after.display_path(baseline),
+                before.read(then) if then is not None else None,
+                after.read(now) if now is not None else None,
+                before_name=before_name,
+                after_name=after_name,
             )
             if change is not None:
-                found.append(replace(change, variant=max(baseline.variant, 1)))
+                found.append(
+                    replace(
+                        change,
+                        variant=max(baseline.variant, 1),
+                        before=before_name if then is not None else None,
+                        after=after_name if now is not None else None,
+                    )
+                )
         if found:
             tasks.append(TaskChange(task, tuple(found)))
         else:

@@ -82,7 +82,7 @@ def check(
                 )
             continue
         if target.ambiguous:
-            outcomes.extend(_ambiguous(config, target))
+            outcomes.extend(_ambiguous(config, target, origin=_origin(source)))
             continue
         fresh = judge_run(config, run, inputs, ref=target.ref) if run is not None else None
         if fresh is not None:
@@ -111,11 +111,15 @@ def check(
     return Report(
         outcomes=tuple(outcomes),
         warnings=_warnings(config, index) + tuple(notes),
-        source=BaselineOrigin(source.kind, source.label),
+        source=_origin(source),
     )
 
 
-def _ambiguous(config: Config, target: Target) -> list[Outcome]:
+def _origin(source: BaselineSource) -> BaselineOrigin:
+    return BaselineOrigin(source.kind, source.label, source.commit)
+
+
+def _ambiguous(config: Config, target: Target, *, origin: BaselineOrigin) -> list[Outcome]:
     """One missing-run outcome per baseline artifact, saying which runs could be meant."""
     detail = describe_ambiguous(config, target)
     return [
@@ -125,6 +129,7 @@ def _ambiguous(config: Config, target: Target) -> list[Outcome]:
             artifact=variants[0].artifact,
             verdict=Verdict.MISSING_RUN,
             baseline_path=config.relative(os.path.join(config.baselines_dir, variants[0].relpath)),
+            baseline_source=origin,
             detail=detail,
         )
         for variants in group_variants(target.baselines).values()
@@ -331,6 +336,7 @@ def _compare_one(
         artifact=artifact,
         verdict=Verdict.MATCH,
         baseline_path=config.relative(os.path.join(config.baselines_dir, baseline.relpath)),
+        baseline_source=_origin(source),
         run_path=_run_path(config, run, artifact),
         run_name=run.name if run else None,
         variant=baseline.variant if baseline.name_problem is None else None,

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from silo_regress.baselines import INDEX_LABEL
 from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
 from silo_regress.canonical import serialize
@@ -23,6 +24,7 @@ from silo_regress.direction import Scores, read_scores
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.jsondiff import MISSING, Change, array_index, child
 from silo_regress.outcome import (
+    WORKING_TREE,
     BaselineOrigin,
     Direction,
     Outcome,
@@ -31,6 +33,7 @@ from silo_regress.outcome import (
     Verdict,
 )
 from silo_regress.pointer import split_pointer
+from silo_regress.provenance import Provenance
 from silo_regress.taskref import TaskRef, parse_ref
 
 REPORT_VERSION = 1
@@ -88,7 +91,13 @@ def load_report(data: bytes, *, source: str) -> Report:
                     f"{source}: results[{n}].repeats must list rollouts 1..{repeat} "
                     "(a check --run --repeat report)"
                 )
-    return Report(outcomes=outcomes, shard=_shard(document.get("shard"), source), repeat=repeat)
+    origins = list(dict.fromkeys(o.baseline_source for o in outcomes if o.baseline_source))
+    return Report(
+        outcomes=outcomes,
+        shard=_shard(document.get("shard"), source),
+        source=origins[0] if len(origins) == 1 else WORKING_TREE,
+        repeat=repeat,
+    )
 
 
 def _repeat(value: Any, source: str) -> int | None:
@@ -160,8 +169,10 @@ def _outcome(item: Any, where: str) -> Outcome:
         artifact=_text(item, "artifact", where, optional=False) or "",
         verdict=_VERDICTS[status],
         baseline_path=_text(item, "baseline", where),
+        baseline_source=_origin(item, where),
         run_path=_text(item, "run", where),
         run_name=_text(item, "runId", where),
+        provenance=_provenance(item, where, task=task),
         variant=_variant(item, where),
         detail=_text(item, "detail", where),
         changes=tuple(_change(c, f"{where}.changes[{n}]") for n, c in enumerate(changes)),
@@ -169,6 +180,57 @@ def _outcome(item: Any, where: str) -> Outcome:
         direction=_direction(item, where),
         scores=_scores(item, where),
         repeats=_repeats(item, where),
+    )
+
+
+def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
+    """Where the baseline was read (``baselineSource``); absent in older reports."""
+    value = item.get("baselineSource")
+    if value is None:
+        return None
+    kinds = {k.value: k for k in SourceKind}
+    kind = kinds.get(str(value.get("kind"))) if isinstance(value, dict) else None
+    ref = value.get("ref") if isinstance(value, dict) else None
+    commit = value.get("commit") if isinstance(value, dict) else None
+    if (
+        kind is None
+        or (kind is SourceKind.COMMIT) != (isinstance(ref, str) and ref != "")
+        or not (commit is None or (kind is SourceKind.COMMIT and isinstance(commit, str)))
+    ):
+        raise InputError(
+            f"{where}.baselineSource must be null or an object with a kind "
+            f"({', '.join(kinds)}); a commit's also has its ref and hash (or null)"
+        )
+    if kind is SourceKind.COMMIT:
+        return BaselineOrigin(kind, str(ref), commit)
+    return WORKING_TREE if kind is SourceKind.WORKING_TREE else BaselineOrigin(kind, INDEX_LABEL)
+
+
+def _provenance(item: dict[str, Any], where: str, *, task: TaskRef) -> Provenance | None:
+    """What made the run (``provenance``), as the report gave it; absent in older reports."""
+    value = item.get("provenance")
+    if value is None:
+        return None
+    fields = {"agent": str, "agentSha256": str, "commit": str, "dirty": bool, "toolVersion": str}
+    if not isinstance(value, dict) or any(
+        value.get(key) is not None and not isinstance(value.get(key), kind)
+        for key, kind in fields.items()
+    ):
+        raise InputError(
+            f"{where}.provenance must be null or an object of agent, agentSha256, commit, "
+            "toolVersion (strings or null) and dirty (true, false or null)"
+        )
+    return Provenance(
+        environment=_text(item, "environment", where) or task.environment or "",
+        task_id=task.task_id,
+        fingerprint=None,  # a report names what made the run, not what it was made from
+        inputs=(),
+        agent=value.get("agent"),
+        agent_sha256=value.get("agentSha256"),
+        silo_command=(),
+        commit=value.get("commit"),
+        dirty=value.get("dirty"),
+        tool_version=value.get("toolVersion") or "?",
     )
 
 
@@ -262,7 +324,8 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     # check orders tasks by ref and keeps each task's artifacts in config order;
     # a stable sort by ref alone restores exactly that order.
     outcomes.sort(key=lambda o: TaskRef.sort_key(o.task))
-    sources = list(dict.fromkeys(report.source for _, report in reports))
+    # A shard that drew no task says nothing of where baselines were read.
+    sources = list(dict.fromkeys(r.source for _, r in reports if r.outcomes)) or [WORKING_TREE]
     return Report(
         outcomes=tuple(outcomes),
         warnings=tuple(warnings),

@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from silo_regress.baselines import SourceKind
+from silo_regress.baselines import SourceKind, located
 from silo_regress.direction import Direction, Scores
 from silo_regress.jsondiff import MISSING, Change, Missing
 from silo_regress.taskref import TaskRef
@@ -50,6 +50,7 @@ class BaselineOrigin:
 
     kind: SourceKind
     label: str  # "working tree", "git index", or the commit as the user named it
+    commit: str | None = None  # the full hash that commit had when it was read
 
     @property
     def is_working_tree(self) -> bool:
@@ -58,6 +59,15 @@ class BaselineOrigin:
     @property
     def is_index(self) -> bool:
         return self.kind is SourceKind.INDEX
+
+    @property
+    def ref(self) -> str | None:
+        """The commit as the user named it (``HEAD~1``); None for the tree and the index."""
+        return self.label if self.kind is SourceKind.COMMIT else None
+
+    def locate(self, path: str) -> str:
+        """``path`` as read from here: ``HEAD~1:baselines/X.json``, ``index:...``, or itself."""
+        return located(self.kind, self.label, path)
 
 
 WORKING_TREE = BaselineOrigin(SourceKind.WORKING_TREE, "working tree")
@@ -87,7 +97,7 @@ class Outcome:
     direction: Direction | None = None
     variant: int | None = None  # which accepted variant matched, or was closest
     provenance: Provenance | None = None  # the run's record, when silo-regress started it
-    baseline_source: str | None = None  # "HEAD~1:baselines/X.json", "index:...", or the path
+    baseline_source: BaselineOrigin | None = None  # where baseline_path's bytes were read
     # On a task's result.json outcome: its (baseline, run) scores, for pass-rate totals.
     scores: tuple[Scores, Scores] | None = field(default=None, repr=False)
     # check --run --repeat N: the rollouts (1..N) this outcome stands for, every one of
@@ -97,6 +107,14 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.verdict is Verdict.MATCH
+
+    @property
+    def baseline_label(self) -> str | None:
+        """The baseline named with its source: ``HEAD~1:baselines/X.json``; the path alone
+        for the working tree (or a source not known)."""
+        if self.baseline_path is None or self.baseline_source is None:
+            return self.baseline_path
+        return self.baseline_source.locate(self.baseline_path)
 
 
 @dataclass(frozen=True)

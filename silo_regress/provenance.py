@@ -81,6 +81,15 @@ class Provenance:
             return None
         return self.commit[:7] + ("+dirty" if self.dirty else "")
 
+    def made_by(self) -> str:
+        """``made by agent X at commit abc1234+dirty``, or "" when neither is known."""
+        parts = []
+        if self.agent:
+            parts.append(f"agent {self.agent}")
+        if self.short_commit:
+            parts.append(f"commit {self.short_commit}")
+        return "made by " + " at ".join(parts) if parts else ""
+
 
 def normalize_agent(agent: str | None) -> str | None:
     """An agent path as the project sees it: ``./a.agent.ts`` and ``a.agent.ts`` agree."""

@@ -15,6 +15,7 @@ from silo_regress.baselines import (
     Baseline,
     BaselineStore,
     MappingSource,
+    SourceKind,
     baseline_relpath,
     parse_relpath,
     write_all_atomic,
@@ -102,12 +103,14 @@ def test_mapping_source_reads_baselines_from_memory() -> None:
         FORMAT_FILE: b"1\n",
         "notes.md": b"",
     }
-    source = MappingSource(files, ARTIFACTS, label="index")
+    source = MappingSource(files, ARTIFACTS, label="git index", kind=SourceKind.INDEX)
     entries = source.entries()
     assert [str(b.ref) for b in entries] == ["crm-west/TASK-001", "TASK-002"]
     assert source.read(entries[1]) == b"{}\n"
     assert source.format_version() == "1"
-    assert source.display_path(entries[1]) == "baselines/TASK-002.result.json (index)"
+    assert source.display_path(entries[1]) == "index:baselines/TASK-002.result.json"
+    commit = MappingSource(files, ARTIFACTS, label="HEAD~1")
+    assert commit.display_path(entries[1]) == "HEAD~1:baselines/TASK-002.result.json"
 
 
 @pytest.mark.parametrize("command", [("check",), ("record", "TASK-001"), ("status",), ("fmt",)])

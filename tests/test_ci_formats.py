@@ -142,7 +142,7 @@ def test_github_log_groups_fence_untrusted_text(failing: SiloProject) -> None:
         assert all(token not in line for line in lines[start + 2 : end])
     # Outside the fenced groups, every line is a workflow command or the summary.
     outside = [line for line in lines if _COMMAND.match(line)]
-    assert lines[-2] == "2 changed, 2 incomplete-run, 4 match (8 artifacts of 4 tasks)"
+    assert lines[-3] == "2 changed, 2 incomplete-run, 4 match (8 artifacts of 4 tasks)"
     assert len(outside) >= 4 + 4 * 3
 
 
@@ -211,9 +211,10 @@ def test_markdown_renders_a_table_and_collapsible_diffs(failing: SiloProject) ->
     assert len(diffs) == 2
     assert '-  "passed": true,' in diffs[0].content
     assert "```qualify```" in diffs[0].content  # a longer fence kept the agent's backticks
-    assert (
-        fences[-1].info == "sh" and fences[-1].content == "silo-regress record TASK-001 TASK-002\n"
-    )
+    assert [(f.info, f.content) for f in fences[-2:]] == [
+        ("sh", "silo-regress record TASK-001 TASK-002\n"),
+        ("sh", "silo-regress review\n"),
+    ]
     html = md.render(result.stdout)
     assert html.count("<details>") == 5 and html.count("</details>") == 5
     assert "<script" not in html

@@ -72,10 +72,13 @@ def test_check_staged_reads_the_index_not_the_working_tree(tmp_path: Path) -> No
     assert blocked.exit_code == 1
     assert "now FAILS (passed: true -> false)" in blocked.stdout
     assert "(baselines from git index)" in blocked.stdout
-    assert blocked.stdout.rstrip().endswith(
-        "accept it with: silo-regress record TASK-001, then `git add` the baselines; "
-        "or skip this hook once: SKIP=silo-regress-check git commit"
-    )
+    assert "  baseline: index:baselines/TASK-001.result.json" in blocked.stdout
+    assert blocked.stdout.rstrip().splitlines()[-2:] == [
+        "If the new behaviour is intended, record it and stage the baselines: "
+        "silo-regress record TASK-001 && git add baselines",
+        "or skip this hook once (a hook from install-hook: git commit --no-verify): "
+        "SKIP=silo-regress-check git commit",
+    ]
     assert project.cli("record", "TASK-001").exit_code == 0
     assert project.cli("check").exit_code == 0  # the working tree has the new baseline
     assert project.cli("check", "--staged").exit_code == 1  # the index does not yet
@@ -167,13 +170,20 @@ def test_diff_from_a_commit_to_the_working_tree(tmp_path: Path) -> None:
     result = project.cli("diff", "--from", "main")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[:4] == [
+    assert lines[:6] == [
         "TASK-001  result.json  changed",
+        "  from: main:baselines/TASK-001.result.json",
+        "  to:   baselines/TASK-001.result.json",  # the working tree: a plain path
         "  - now FAILS (passed: true -> false)",
         "  - reward 1 -> 0.5",
         '  - check "Lead qualified" removed',
     ]
     assert "TASK-002  result.json  removed" in lines
+    removed = lines.index("TASK-002  result.json  removed")
+    assert lines[removed + 1 : removed + 3] == [
+        "  from: main:baselines/TASK-002.result.json",  # no "to": it is gone
+        "  - baseline removed",
+    ]
     assert "TASK-004  result.json  added" in lines
     assert "  - recorded: passes, reward 1" in lines
     assert lines[-1] == "3 tasks changed from main to working tree; 1 unchanged"
@@ -185,9 +195,11 @@ def test_diff_from_as_markdown_and_json(tmp_path: Path) -> None:
     project = _pr(tmp_path)
     markdown = project.cli("diff", "--from", "main", "--format", "markdown").stdout
     assert markdown.startswith("### Behaviour changes: `main` → `working tree`\n\n")
-    assert "| Task | Artifact | Change | Behaviour |" in markdown
+    assert "| Task | Artifact | Change | Files | Behaviour |" in markdown
     assert (
-        "| `TASK-001` | `result.json` | changed | now FAILS (passed: true -> false)<br>"
+        "| `TASK-001` | `result.json` | changed "
+        "| from: `main:baselines/TASK-001.result.json`<br>to: `baselines/TASK-001.result.json` "
+        "| now FAILS (passed: true -> false)<br>"
         'reward 1 -> 0.5<br>check "Lead qualified" removed<br>'
         'check "Lead \\| qualified" added (failed)'
     ) in markdown
@@ -198,6 +210,8 @@ def test_diff_from_as_markdown_and_json(tmp_path: Path) -> None:
     first = document["tasks"][0]
     assert first["task"] == "TASK-001"
     assert first["artifacts"][0]["change"] == "changed"
+    assert first["artifacts"][0]["from"] == "main:baselines/TASK-001.result.json"
+    assert first["artifacts"][0]["to"] == "baselines/TASK-001.result.json"
     assert {"path": "/reward", "baseline": 1, "run": 0.5} in first["artifacts"][0]["changes"]
 
 
@@ -354,7 +368,9 @@ def test_conflict_markers_are_reported_as_such(tmp_path: Path) -> None:
     git(project.root, "add", "baselines")  # markers and all, as happens by mistake
     committed = project.cli("check", "--staged")
     assert committed.exit_code == 1
-    assert "(git index): has git merge-conflict markers" in committed.stdout
+    assert "index:baselines/TASK-001.result.json: has git merge-conflict markers" in (
+        committed.stdout
+    )
     run(project.root, "git", "commit", "-q", "--no-verify", "-m", "Merge with markers")
     log = project.cli("log", "TASK-001").stdout.splitlines()
     assert "Merge with markers" in log[1]

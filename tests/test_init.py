@@ -194,8 +194,13 @@ def test_plain_hook_judges_what_the_commit_will_really_contain(tmp_path: Path) -
     assert code == 1
     assert "CHANGED  TASK-001 (crm-west)  result.json" in output
     assert "    - reward 1 -> 0.5" in output
-    assert "accept it with: silo-regress record TASK-001, then `git add` the baselines" in output
-    assert "or skip this hook once: SKIP=silo-regress-check git commit" in output
+    assert "  baseline: index:baselines/TASK-001.result.json" in output
+    assert (
+        "If the new behaviour is intended, record it and stage the baselines: "
+        "silo-regress record TASK-001 && git add baselines\n"
+    ) in output
+    # This hook is git's own, which SKIP= does not reach: the advice names the way that does.
+    assert "(a hook from install-hook: git commit --no-verify)" in output
 
     # Recorded and staged, but `git commit PATH` commits only PATH: from a temporary
     # index (GIT_INDEX_FILE) that still holds the old baseline, so it must be blocked.
@@ -253,7 +258,11 @@ def test_actions_job_reports_the_pull_requests_behaviour(tmp_path: Path) -> None
     run(clone, "bash", "-c", diff_step["run"], env=env, path=venv_path())
     text = summary.read_text()
     assert text.startswith("### Behaviour changes: `origin/main` → `working tree`\n")
-    assert "| `TASK-001` | `result.json` | changed | reward 1 -> 0.5 |" in text
+    assert (
+        "| `TASK-001` | `result.json` | changed "
+        "| from: `origin/main:baselines/TASK-001.result.json`<br>"
+        "to: `baselines/TASK-001.result.json` | reward 1 -> 0.5 |"
+    ) in text
 
 
 def test_plain_hook_in_a_linked_worktree(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("result", "state", "toolevents"),
     ],
     "silo_regress.render": [
-        ("wording", "hunks"),
+        ("wording", "hunks", "advice"),
         ("excerpt",),
         ("summary", "tallies"),
         ("text", "machine"),

@@ -108,6 +108,10 @@ def _gate(project: SiloProject, home: Path, *, path: str = NO_VENV) -> None:
     assert "CHANGED  TASK-001 (crm-west)  result.json" in output
     assert "    - now FAILS (passed: true -> false)" in output
     assert "    - reward 1 -> 0.5" in output
+    # The hook judged the staged baselines, says so, and how to get past it.
+    assert "  baseline: index:baselines/TASK-001.result.json" in output
+    assert "silo-regress record TASK-001 && git add baselines" in output
+    assert "SKIP=silo-regress-check git commit" in output
 
     assert project.cli("record", "TASK-001").exit_code == 0
     git(project.root, "add", "baselines/")

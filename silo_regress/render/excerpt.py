@@ -33,6 +33,16 @@ def ref_label(task: TaskRef, environment: str | None) -> str:
     return f"{task} ({environment})"
 
 
+def made_by(outcome: Outcome) -> str | None:
+    """``made by agent X at commit abc1234+dirty`` for a result worth a look, when known.
+
+    A stale run's detail says it already; a match needs no pedigree.
+    """
+    if outcome.ok or outcome.provenance is None or outcome.verdict is Verdict.STALE_RUN:
+        return None
+    return outcome.provenance.made_by() or None
+
+
 def headline(outcome: Outcome) -> str:
     """One line: what happened to this artifact, in agent terms when it changed."""
     if outcome.verdict is Verdict.MATCH:
@@ -52,7 +62,7 @@ def diff_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
         return unified_diff(
             outcome.baseline_text,
             outcome.run_text,
-            before_name=outcome.baseline_path or "baseline",
+            before_name=outcome.baseline_label or "baseline",
             after_name=(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
@@ -70,7 +80,7 @@ def change_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
             lines.append(f"+ {show(change.run)}")
     if cap and len(lines) > cap:
         left = len(lines) - cap
-        where = f"{outcome.baseline_path} and {outcome.run_path}"
+        where = f"{outcome.baseline_label} and {outcome.run_path}"
         lines = [*lines[:cap], f"... {left} more lines not shown; the full files are {where}"]
     return lines
 

@@ -35,6 +35,9 @@ def annotation(outcome: Outcome) -> str:
     title = f"silo-regress: {task_label(outcome)} {outcome.artifact} {outcome.verdict.value}"
     properties.append(f"title={escape_property(title)}")
     message = [headline(outcome)]
+    if outcome.baseline_label != outcome.baseline_path:
+        # The annotation sits on the file in the checkout; its bytes came from elsewhere.
+        message.append(f"baseline: {outcome.baseline_label}")
     if outcome.run_path:
         message.append(f"run: {outcome.run_path}")
     message.extend(f"- {word_sides(note)}" for note in outcome.behaviour)

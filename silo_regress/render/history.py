@@ -89,12 +89,18 @@ def source_diff_text(diff: SourceDiff, *, color: bool = False) -> str:
         for change in task.artifacts:
             kind = palette.paint(change.kind.value, *_KIND_STYLE.get(change.kind, ()))
             out.append(f"{palette.paint(str(task.task), 'bold')}  {change.label}  {kind}")
+            out.extend(f"  {side + ':':<5} {name}" for side, name in _sides(change) if name)
             if change.detail:
                 out.append(f"  {change.detail}")
             out.extend(f"  - {word(note)}" for note in change.behaviour)
         out.append("")
     out.append(_headline(diff))
     return "\n".join(out) + "\n"
+
+
+def _sides(change: ArtifactChange) -> tuple[tuple[str, str | None], ...]:
+    """Where each side's bytes were read: ``from``, ``HEAD~1:baselines/X.json``."""
+    return (("from", change.before), ("to", change.after))
 
 
 def _notes(change: ArtifactChange) -> str:
@@ -105,12 +111,20 @@ def _notes(change: ArtifactChange) -> str:
 def source_diff_markdown(diff: SourceDiff) -> str:
     out = [f"### Behaviour changes: {code(diff.before)} → {code(diff.after)}", ""]
     if diff.tasks:
-        out += ["| Task | Artifact | Change | Behaviour |", "| --- | --- | --- | --- |"]
+        out += [
+            "| Task | Artifact | Change | Files | Behaviour |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         for task in diff.tasks:
             for change in task.artifacts:
+                files = "<br>".join(
+                    f"{side}: {code(name.replace('|', chr(92) + '|'))}"
+                    for side, name in _sides(change)
+                    if name
+                )
                 out.append(
                     f"| {code(str(task.task))} | {code(change.label)} "
-                    f"| {change.kind.value} | {_notes(change)} |"
+                    f"| {change.kind.value} | {files} | {_notes(change)} |"
                 )
         out.append("")
     headline = _headline(diff)
@@ -130,6 +144,8 @@ def _task_json(task: TaskChange) -> dict[str, Any]:
                 "behaviour": words(c.behaviour),
                 "notes": [note_json(n) for n in c.behaviour],
                 "detail": c.detail,
+                "from": c.before,
+                "to": c.after,
                 "changes": [change_json(x) for x in c.changes],
             }
             for c in task.artifacts

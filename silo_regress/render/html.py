@@ -15,7 +15,13 @@ from html import escape
 
 from silo_regress.behaviour.notes import IdsChanged, Note, SegmentKind
 from silo_regress.outcome import Outcome, Report, Verdict
-from silo_regress.render.excerpt import change_lines, headline, summary_sentence, task_label
+from silo_regress.render.excerpt import (
+    change_lines,
+    headline,
+    made_by,
+    summary_sentence,
+    task_label,
+)
 from silo_regress.render.hunks import Row, cut_note, line_diff, side_by_side
 from silo_regress.render.summary import (
     Summary,
@@ -306,10 +312,13 @@ def _artifact(outcome: Outcome) -> list[str]:
         f"<h4><code>{escape(outcome.artifact)}</code>: {escape(outcome.verdict.value)}</h4>",
     ]
     paths = []
-    if outcome.baseline_path:
-        paths.append(f"baseline <code>{escape(outcome.baseline_path)}</code>")
+    if outcome.baseline_label:
+        paths.append(f"baseline <code>{escape(outcome.baseline_label)}</code>")
     if outcome.run_path:
         paths.append(f"run <code>{escape(outcome.run_path)}</code>")
+    pedigree = made_by(outcome)
+    if pedigree:
+        paths.append(escape(pedigree))
     if paths:
         out.append(f'<p class="paths">{", ".join(paths)}</p>')
     if outcome.detail:
@@ -396,7 +405,7 @@ def _segments_html(note: Note) -> str:
 
 
 def _diff_table(outcome: Outcome) -> list[str]:
-    before_name = outcome.baseline_path or "baseline"
+    before_name = outcome.baseline_label or "baseline"
     after_name = (outcome.run_path or "run") + " (canonical)"
     diff = line_diff(outcome.baseline_text or b"", outcome.run_text or b"")
     rows, left_out = side_by_side(diff, cap=ROW_CAP)

@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from silo_regress.outcome import Outcome, Report
-from silo_regress.render.excerpt import diff_lines, headline
+from silo_regress.render.excerpt import diff_lines, headline, made_by
 from silo_regress.render.wording import word_sides
 
 # Characters XML 1.0 cannot hold at all, even escaped.
@@ -31,10 +31,13 @@ def case_class(outcome: Outcome) -> str:
 
 def failure_text(outcome: Outcome) -> str:
     lines = [f"{outcome.verdict.value}: {case_class(outcome)} {outcome.artifact}"]
-    if outcome.baseline_path:
-        lines.append(f"baseline: {outcome.baseline_path}")
+    if outcome.baseline_label:
+        lines.append(f"baseline: {outcome.baseline_label}")
     if outcome.run_path:
         lines.append(f"run:      {outcome.run_path}")
+    pedigree = made_by(outcome)
+    if pedigree:
+        lines.append(pedigree)
     if outcome.detail:
         lines.append(outcome.detail)
     if outcome.behaviour:

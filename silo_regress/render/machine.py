@@ -40,8 +40,10 @@ def report_json(report: Report) -> dict[str, Any]:
                 "status": o.verdict.value,
                 "direction": o.direction.value if o.direction else None,
                 "baseline": o.baseline_path,
+                "baselineSource": _source_json(o),
                 "run": o.run_path,
                 "runId": o.run_name,
+                "provenance": _provenance_json(o),
                 "variant": o.variant,
                 "detail": o.detail,
                 "behaviour": words(o.behaviour),
@@ -76,6 +78,33 @@ def _repeat_json(report: Report) -> dict[str, Any]:
                 for t in tally_repeats(report)
             ],
         }
+    }
+
+
+def _source_json(outcome: Outcome) -> dict[str, Any] | None:
+    """Where the baseline's bytes were read: kind, the commit as named and its hash, the label."""
+    origin = outcome.baseline_source
+    if outcome.baseline_path is None or origin is None:
+        return None
+    return {
+        "kind": origin.kind.value,
+        "ref": origin.ref,
+        "commit": origin.commit,
+        "label": outcome.baseline_label,
+    }
+
+
+def _provenance_json(outcome: Outcome) -> dict[str, Any] | None:
+    """What made the run, from its silo-regress.json; null for a run without one."""
+    record = outcome.provenance
+    if record is None:
+        return None
+    return {
+        "agent": record.agent,
+        "agentSha256": record.agent_sha256,
+        "commit": record.commit,
+        "dirty": record.dirty,
+        "toolVersion": record.tool_version,
     }
 
 

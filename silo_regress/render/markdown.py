@@ -13,9 +13,11 @@ from collections.abc import Iterable
 
 from silo_regress.behaviour.notes import Note, SegmentKind
 from silo_regress.outcome import Direction, Outcome, Report, Verdict
+from silo_regress.render.advice import advise
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
     diff_lines,
+    made_by,
     summary_sentence,
     task_label,
 )
@@ -161,23 +163,9 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
             "(size limit); the full report is in the job log or the HTML report._",
             "",
         ]
-    refs = sorted({str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED})
-    if refs and report.repeat is not None:
-        from silo_regress.render.tallies import variant_commands
-
-        out += [
-            "If the new behaviour is intended, add it as an accepted variant:",
-            "",
-            *code_block(variant_commands(report), "sh"),
-            "",
-        ]
-    elif refs:
-        out += [
-            "If the new behaviour is intended, accept it with:",
-            "",
-            *code_block(["silo-regress record " + " ".join(refs)], "sh"),
-            "",
-        ]
+    for step in advise(report):
+        why = step.why[:1].upper() + step.why[1:]
+        out += [f"{cell(why)}:", "", *code_block(step.commands, "sh"), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -217,10 +205,13 @@ def _section(outcome: Outcome, report: Report) -> list[str]:
 
         summary += f" ({cell(outcome_rollouts(outcome, report))})"
     out = [f"<details><summary>{summary}</summary>", ""]
-    if outcome.baseline_path:
-        out.append(f"- baseline: {code(outcome.baseline_path)}")
+    if outcome.baseline_label:
+        out.append(f"- baseline: {code(outcome.baseline_label)}")
     if outcome.run_path:
         out.append(f"- run: {code(outcome.run_path)}")
+    pedigree = made_by(outcome)
+    if pedigree:
+        out.append(f"- {cell(pedigree)}")
     if outcome.detail:
         out.append(f"- {cell(outcome.detail)}")
     out.append("")

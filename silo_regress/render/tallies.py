@@ -4,7 +4,7 @@ outcome stands for. The text, Markdown, GitHub and JUnit reports share these phr
 
 from __future__ import annotations
 
-from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.outcome import Outcome, Report
 from silo_regress.render.excerpt import ref_label
 from silo_regress.repeats import RepeatTally, tally_repeats
 
@@ -42,17 +42,3 @@ def tally_lines(report: Report) -> list[str]:
     """One line per task of a repeated check, failing tasks first; [] otherwise."""
     tallies = tally_repeats(report)
     return [tally_line(t) for t in sorted(tallies, key=lambda t: t.ok)]
-
-
-def variant_commands(report: Report) -> list[str]:
-    """The commands that accept each changed rollout's result as another variant.
-
-    Under --repeat a plain ``record TASK`` would keep one rollout's behaviour and
-    drop the task's other variants, failing the rollouts that matched them.
-    """
-    commands = {
-        f"silo-regress record {o.task} --run-id {o.run_name} --add-variant": None
-        for o in report.outcomes
-        if o.verdict is Verdict.CHANGED and o.run_name is not None
-    }
-    return list(commands)

@@ -152,10 +152,15 @@ def render_outcome(
         palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
         + (f"  ({', '.join(context)})" if context else "")
     ]
-    if outcome.baseline_path:
-        out.append(f"  baseline: {outcome.baseline_path}")
+    if outcome.baseline_label:
+        out.append(f"  baseline: {outcome.baseline_label}")
     if outcome.run_path:
         out.append(f"  run:      {outcome.run_path}")
+    from silo_regress.render.excerpt import made_by  # only a failing outcome needs it
+
+    pedigree = made_by(outcome)
+    if pedigree:
+        out.append(f"  {pedigree}")
     if outcome.detail:
         out.append(f"  {outcome.detail}")
     if outcome.behaviour:
@@ -172,7 +177,7 @@ def render_outcome(
         diff = unified_diff(
             outcome.baseline_text,
             outcome.run_text or b"",
-            before_name=outcome.baseline_path or "baseline",
+            before_name=outcome.baseline_label or "baseline",
             after_name=(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
@@ -227,25 +232,15 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
 
 
 def accept_hint(report: Report) -> str:
-    refs = sorted(
-        {str(o.task) for o in report.outcomes if o.verdict is Verdict.CHANGED},
-    )
-    if not refs:
-        return ""
-    if report.repeat is not None:
-        from silo_regress.render.tallies import variant_commands
+    """The closing advice (render/summary.py), one line per step."""
+    from silo_regress.render.advice import advise
 
-        commands = variant_commands(report)
-        return "If the new behaviour is intended, add it as an accepted variant:\n" + "".join(
-            f"  {command}\n" for command in commands
-        ).rstrip("\n")
-    hint = "If the new behaviour is intended, accept it with: silo-regress record " + " ".join(refs)
-    if report.source.is_index:  # the pre-commit hook: recording alone is not enough
-        hint += (
-            ", then `git add` the baselines; or skip this hook once: "
-            "SKIP=silo-regress-check git commit"
-        )
-    return hint
+    return "\n".join(
+        f"{step.why}: {' && '.join(step.commands)}"
+        if step.chained
+        else f"{step.why}:" + "".join(f"\n  {command}" for command in step.commands)
+        for step in advise(report)
+    )
 
 
 # --- record, status -----------------------------------------------------------
