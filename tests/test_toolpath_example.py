@@ -10,7 +10,9 @@ import pytest
 
 from silo_regress import behaviour
 from silo_regress.canonical import canonicalize
+from silo_regress.config import load_config
 from silo_regress.render.wording import words
+from silo_regress.taskref import TaskRef
 from silo_regress.toolpath import ToolPath, derive_tool_path, read_tool_calls, read_tool_path
 
 ROOT = Path(__file__).parents[1]
@@ -29,12 +31,13 @@ def test_the_committed_tool_path_baseline_is_the_newest_runs() -> None:
 
 
 def test_the_config_enables_the_tool_path_for_that_task() -> None:
-    for config in (ROOT / "pyproject.toml", DEMO / "pyproject.toml"):
-        text = config.read_text(encoding="utf-8")
-        table = text.split("[tool.silo-regress.tasks.TASK-006]\n", 1)[1]
-        assert table.startswith(
-            'artifacts = ["result.json", "state-diff.json", "tool-events.json"]'
-        )
+    """Both the root project and the example's own silo-regress.toml: TASK-006 only."""
+    for project in (ROOT, DEMO):
+        config = load_config(project)
+        task = config.task_settings(TaskRef("TASK-006"), environment="crm-west")
+        other = config.task_settings(TaskRef("TASK-002"), environment="crm-west")
+        assert task.artifacts == ("result.json", "state-diff.json", "tool-events.json")
+        assert other.artifacts == ("result.json", "state-diff.json")
 
 
 def test_every_trace_of_the_example_gives_a_path() -> None:
