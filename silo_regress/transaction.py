@@ -242,7 +242,9 @@ def _tidy(root: Path) -> None:
     if os.path.lexists(work / JOURNAL_FILE):
         return
     sweep(root)
-    for name in (".gitignore", LOCK_FILE):
+    # The .gitignore goes last: a kill between the two unlinks must not leave a
+    # lock file that nothing ignores, which `git add baselines` would stage.
+    for name in (LOCK_FILE, ".gitignore"):
         with contextlib.suppress(OSError):
             os.unlink(work / name)
     with contextlib.suppress(OSError):

@@ -532,3 +532,40 @@ def test_init_keeps_a_symlinked_pyproject_a_link(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (root / "pyproject.toml").is_symlink()
     assert "[tool.silo-regress]" in real.read_text(encoding="utf-8")
+
+
+def test_a_kill_while_the_work_directory_is_removed_leaves_nothing_to_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a writer killed between two unlinks leaves behind, git ignores."""
+    from gitrepo import repo_project
+
+    from silo_regress import transaction
+
+    project = repo_project(tmp_path / "repo")
+    baselines = project.root / "baselines"
+    baselines.mkdir()
+    real_unlink = os.unlink
+    calls: list[str] = []
+
+    def unlink_then_die(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).parent.name == WORK_DIR and Path(path).name in {"lock", ".gitignore"}:
+            calls.append(Path(path).name)
+            real_unlink(path, *args, **kwargs)
+            raise SystemExit("killed after the first unlink")  # SIGKILL stands here
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(transaction.os, "unlink", unlink_then_die)
+    with pytest.raises(SystemExit), writer_lock(baselines, command="test"):
+        pass
+    monkeypatch.undo()
+
+    assert len(calls) == 1  # the second unlink never ran
+    staged = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "baselines"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert staged == ""
