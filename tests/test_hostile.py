@@ -540,8 +540,6 @@ def test_a_kill_while_the_work_directory_is_removed_leaves_nothing_to_stage(
     """Whatever a writer killed between two unlinks leaves behind, git ignores."""
     from gitrepo import repo_project
 
-    from silo_regress import transaction
-
     project = repo_project(tmp_path / "repo")
     baselines = project.root / "baselines"
     baselines.mkdir()
@@ -555,7 +553,7 @@ def test_a_kill_while_the_work_directory_is_removed_leaves_nothing_to_stage(
             raise SystemExit("killed after the first unlink")  # SIGKILL stands here
         real_unlink(path, *args, **kwargs)
 
-    monkeypatch.setattr(transaction.os, "unlink", unlink_then_die)
+    monkeypatch.setattr(os, "unlink", unlink_then_die)
     with pytest.raises(SystemExit), writer_lock(baselines, command="test"):
         pass
     monkeypatch.undo()
