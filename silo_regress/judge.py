@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from silo_regress.baselines import Baseline, BaselineSource, group_variants, layout_problem
 from silo_regress.canonical import (
@@ -21,7 +22,7 @@ from silo_regress.canonical import (
     serialize,
 )
 from silo_regress.config import Config, TaskSettings
-from silo_regress.direction import compare_scores, read_scores
+from silo_regress.direction import Scores, compare_scores, read_scores
 from silo_regress.errors import InputError
 from silo_regress.fingerprint import InputSnapshot
 from silo_regress.freshness import RunFreshness, judge_run
@@ -33,6 +34,10 @@ from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef
 from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
 from silo_regress.volatile import might_be_volatile, scan_volatile
+
+if TYPE_CHECKING:
+    from silo_regress.behaviour.notes import Note
+    from silo_regress.provenance import Provenance
 
 
 def check(
@@ -89,6 +94,7 @@ def check(
             notes.extend(fresh.warnings)
         result = _read_result(config, run) if run is not None else None
         judged: list[Outcome] = []
+        match_scores = _match_scores(settings, result)
         for variants in group_variants(target.baselines).values():
             compare = functools.partial(
                 _compare_one,
@@ -99,6 +105,8 @@ def check(
                 result=result,
                 wrong_version=wrong_version,
                 settings=settings,
+                provenance=fresh.record if fresh is not None else None,
+                match_scores=match_scores,
             )
             if len(variants) == 1 and variants[0].variant == 1:
                 judged.append(compare(variants[0]))
@@ -167,7 +175,8 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
     """A stale run cannot judge the code being checked: its verdict says so."""
     if fresh is None:
         return outcome
-    outcome = replace(outcome, provenance=fresh.record)
+    if outcome.provenance is not fresh.record:
+        outcome = replace(outcome, provenance=fresh.record)
     if fresh.stale is None or allow_stale:
         return outcome
     if outcome.verdict in (Verdict.FORMAT_VERSION, Verdict.MISSING_RUN):
@@ -240,7 +249,12 @@ def _judge_variants(
     problem = problem or _duplicate(source, variants, texts)
     if problem is not None:
         return replace(
-            first, verdict=Verdict.NOT_CANONICAL, detail=problem, changes=(), behaviour=()
+            first,
+            verdict=Verdict.NOT_CANONICAL,
+            detail=problem,
+            changes=(),
+            behaviour=(),
+            scores=None,
         )
     matched = next((n for n, t in enumerate(texts) if t == first.run_text), None)
     if matched is None and first.verdict is Verdict.CHANGED:
@@ -311,6 +325,53 @@ def _duplicate(
     return None
 
 
+class _Common(NamedTuple):
+    """What every outcome of one baseline shares, so each outcome is built once.
+
+    A NamedTuple, not a dataclass: ``check`` makes one per artifact, and a match
+    used to cost three ``dataclasses.replace`` copies of an 18-field Outcome.
+    """
+
+    task: TaskRef
+    environment: str | None
+    artifact: str
+    baseline_path: str
+    run_path: str | None
+    run_name: str | None
+    variant: int | None
+    provenance: Provenance | None
+    # The scores a match of result.json carries (baseline and run are one value).
+    match_scores: tuple[Scores, Scores] | None
+
+    def outcome(
+        self,
+        verdict: Verdict,
+        *,
+        detail: str | None = None,
+        baseline_text: bytes | None = None,
+        run_text: bytes | None = None,
+        changes: tuple[Change, ...] = (),
+        behaviour: tuple[Note, ...] = (),
+    ) -> Outcome:
+        return Outcome(
+            task=self.task,
+            environment=self.environment,
+            artifact=self.artifact,
+            verdict=verdict,
+            baseline_path=self.baseline_path,
+            run_path=self.run_path,
+            run_name=self.run_name,
+            detail=detail,
+            changes=changes,
+            behaviour=behaviour,
+            baseline_text=baseline_text,
+            run_text=run_text,
+            variant=self.variant,
+            provenance=self.provenance,
+            scores=self.match_scores if verdict is Verdict.MATCH else None,
+        )
+
+
 def _compare_one(
     config: Config,
     source: BaselineSource,
@@ -322,24 +383,27 @@ def _compare_one(
     result: _Result | None,
     wrong_version: str | None,
     settings: TaskSettings,
+    provenance: Provenance | None = None,
+    match_scores: tuple[Scores, Scores] | None = None,
     details: bool = True,
 ) -> Outcome:
     artifact = baseline.artifact
-    blank = Outcome(
+    common = _Common(
         task=baseline.ref,
         environment=environment,
         artifact=artifact,
-        verdict=Verdict.MATCH,
-        baseline_path=config.relative(os.path.join(config.baselines_dir, baseline.relpath)),
+        baseline_path=config.relative(f"{config.baselines_dir}{os.sep}{baseline.relpath}"),
         run_path=_run_path(config, run, artifact),
         run_name=run.name if run else None,
         variant=baseline.variant if baseline.name_problem is None else None,
+        provenance=provenance,
+        match_scores=match_scores if artifact == RESULT_FILE else None,
     )
     return _judge(
         config,
         source,
         baseline,
-        blank,
+        common,
         run=run,
         result=result,
         wrong_version=wrong_version,
@@ -352,7 +416,7 @@ def _judge(
     config: Config,
     source: BaselineSource,
     baseline: Baseline,
-    blank: Outcome,
+    common: _Common,
     *,
     run: Run | None,
     result: _Result | None,
@@ -360,14 +424,14 @@ def _judge(
     settings: TaskSettings,
     details: bool = True,
 ) -> Outcome:
-    """``blank`` with its verdict, detail, texts, changes and behaviour filled in.
+    """The outcome of one baseline: verdict, detail, texts, changes and behaviour.
 
     Without ``details`` a changed artifact gets no changes or behaviour: enough to
     learn the run's text before deciding which variant is worth a diff.
     """
     artifact = baseline.artifact
     if wrong_version is not None:
-        return replace(blank, verdict=Verdict.FORMAT_VERSION, detail=wrong_version)
+        return common.outcome(Verdict.FORMAT_VERSION, detail=wrong_version)
     try:
         baseline_bytes = source.read(baseline)
     except FileError as exc:
@@ -375,33 +439,37 @@ def _judge(
             raise
         # A FIFO, link or directory where a baseline belongs: compared with nothing,
         # so it must fail the check, never be skipped.
-        return replace(blank, verdict=Verdict.NOT_CANONICAL, detail=exc.message)
-    read = replace(blank, baseline_text=baseline_bytes)
+        return common.outcome(Verdict.NOT_CANONICAL, detail=exc.message)
     if run is None or result is None:
-        return replace(
-            read,
-            verdict=Verdict.MISSING_RUN,
+        return common.outcome(
+            Verdict.MISSING_RUN,
             detail=f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/",
+            baseline_text=baseline_bytes,
         )
     if result.problem is not None:
-        return replace(
-            read, verdict=Verdict.INCOMPLETE_RUN, detail=f"newest run {run.name}: {result.problem}"
+        return common.outcome(
+            Verdict.INCOMPLETE_RUN,
+            detail=f"newest run {run.name}: {result.problem}",
+            baseline_text=baseline_bytes,
         )
     if artifact == RESULT_FILE and result.doc is not None:
         run_doc = result.doc
     else:
-        run_source = config.relative(os.path.join(run.path, artifact))
         try:
             data = read_artifact(run, artifact, trace_events=config.trace_events)
-        except UnreadableArtifactError as exc:
-            detail = f"{run_source} {exc.reason}"
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)
-        except IncompleteTraceError as exc:
-            gap = exc.incomplete
-            detail = f"newest run {run.name}: {gap.describe(config.relative(gap.path))}"
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)
+        except (UnreadableArtifactError, IncompleteTraceError) as exc:
+            return common.outcome(
+                Verdict.INCOMPLETE_RUN,
+                detail=_unreadable(config, run, artifact, exc),
+                baseline_text=baseline_bytes,
+            )
         if data is None:
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
+            run_source = config.relative(os.path.join(run.path, artifact))
+            return common.outcome(
+                Verdict.INCOMPLETE_RUN,
+                detail=f"{run_source} is missing",
+                baseline_text=baseline_bytes,
+            )
         if (
             is_derived(artifact)
             and data == baseline_bytes
@@ -409,49 +477,72 @@ def _judge(
         ):
             # Derived bytes are canonical already: a matching tool path of 100 MB
             # is never parsed into objects.
-            return replace(read, run_text=data)
+            return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=data)
         try:
-            run_doc = canonicalize(data, source=run_source)
+            run_doc = canonicalize(data, source=config.relative(os.path.join(run.path, artifact)))
         except InputError as exc:
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=exc.message)
+            return common.outcome(
+                Verdict.INCOMPLETE_RUN, detail=exc.message, baseline_text=baseline_bytes
+            )
     run_doc = _ignored(settings, run_doc, artifact)
-    read = replace(read, run_text=run_doc.text)
-    if baseline_bytes == run_doc.text:
+    run_text = run_doc.text
+    if baseline_bytes == run_text:
         findings = _findings(settings, run_doc, artifact, run)
         if findings:
-            return replace(
-                read, verdict=Verdict.VOLATILE, detail=_describe(findings, blank.baseline_path)
+            return common.outcome(
+                Verdict.VOLATILE,
+                detail=_describe(findings, common.baseline_path),
+                baseline_text=baseline_bytes,
+                run_text=run_text,
             )
-        return read
+        return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
     shown = source.display_path(baseline)
+    problem: str | None = None
     try:
         base_doc = canonicalize(baseline_bytes, source=shown)
     except InputError as exc:
-        return replace(read, verdict=Verdict.NOT_CANONICAL, detail=exc.message)
-    if base_doc.text != baseline_bytes:
-        return replace(
-            read,
-            verdict=Verdict.NOT_CANONICAL,
-            detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
+        problem = exc.message
+    else:
+        if base_doc.text != baseline_bytes:
+            problem = f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it"
+    if problem is not None:
+        return common.outcome(
+            Verdict.NOT_CANONICAL, detail=problem, baseline_text=baseline_bytes, run_text=run_text
         )
     findings = _findings(settings, base_doc, artifact, run)
     if findings:
-        return replace(read, verdict=Verdict.VOLATILE, detail=_describe(findings, shown))
+        return common.outcome(
+            Verdict.VOLATILE,
+            detail=_describe(findings, shown),
+            baseline_text=baseline_bytes,
+            run_text=run_text,
+        )
     base_doc = _ignored(settings, base_doc, artifact)
-    if base_doc.text == run_doc.text:
-        return read
+    if base_doc.text == run_text:
+        return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
     if not details:
-        return replace(read, verdict=Verdict.CHANGED)
+        return common.outcome(Verdict.CHANGED, baseline_text=baseline_bytes, run_text=run_text)
     # Only a changed artifact needs the profiles: a matching check (the pre-commit
     # hook, most days) never pays for importing them.
     from silo_regress import behaviour
 
-    return replace(
-        read,
-        verdict=Verdict.CHANGED,
+    return common.outcome(
+        Verdict.CHANGED,
+        baseline_text=baseline_bytes,
+        run_text=run_text,
         changes=tuple(diff_values(base_doc.value, run_doc.value)),
         behaviour=behaviour.compare(artifact, base_doc.value, run_doc.value),
     )
+
+
+def _unreadable(
+    config: Config, run: Run, artifact: str, exc: UnreadableArtifactError | IncompleteTraceError
+) -> str:
+    """Why a run's artifact cannot be read, as an incomplete-run detail."""
+    if isinstance(exc, UnreadableArtifactError):
+        return f"{config.relative(os.path.join(run.path, artifact))} {exc.reason}"
+    gap = exc.incomplete
+    return f"newest run {run.name}: {gap.describe(config.relative(gap.path))}"
 
 
 def _plain_match(settings: TaskSettings, text: bytes, artifact: str) -> bool:
@@ -460,13 +551,22 @@ def _plain_match(settings: TaskSettings, text: bytes, artifact: str) -> bool:
     return not ignored and not might_be_volatile(text)
 
 
+def _match_scores(settings: TaskSettings, result: _Result | None) -> tuple[Scores, Scores] | None:
+    """The scores of the run's result.json, as a match carries them: one value, read once."""
+    if result is None or result.doc is None:
+        return None
+    same = read_scores(_ignored(settings, result.doc, RESULT_FILE).value)
+    return (same, same)
+
+
 def _with_direction(
     settings: TaskSettings, judged: list[Outcome], result: _Result | None
 ) -> list[Outcome]:
     """A task's outcomes with the scores of its result.json and the direction of its changes.
 
     The direction is the task's, read from result.json alone, so a task whose
-    state diff changed while its scores held is drift.
+    state diff changed while its scores held is drift. A matching result.json
+    carries its scores already (:class:`_Common`).
     """
     if result is None or result.doc is None:
         return judged
@@ -474,19 +574,13 @@ def _with_direction(
     scores = None
     if at is not None:
         outcome = judged[at]
-        after = _ignored(settings, result.doc, RESULT_FILE).value
-        before = None
         if outcome.verdict is Verdict.MATCH:
-            before = after
+            scores = outcome.scores
         elif outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
+            after = _ignored(settings, result.doc, RESULT_FILE).value
             value = canonicalize(outcome.baseline_text, source=outcome.baseline_path or "").value
             before = apply_ignores(value, artifact=RESULT_FILE, ignore=settings.ignore)
-        if before is after:  # a match: one value, read once
-            same = read_scores(after)
-            scores = (same, same)
-        elif before is not None:
             scores = (read_scores(before), read_scores(after))
-        if scores is not None:
             judged[at] = replace(outcome, scores=scores)
     if not any(o.verdict is Verdict.CHANGED for o in judged):
         return judged
