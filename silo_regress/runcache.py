@@ -147,9 +147,12 @@ def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int) -> RunI
     trusted_before = old.scanned - racy_ns
     reader = RunReader(runs_dir)
     root, stat, get, tasks = str(runs_dir), os.stat, old.entries.get, old.tasks
+    # Rows of cached runs go into a list per task number: indexing a list is cheaper
+    # than hashing a (environment, task) key 100,000 times.
+    by_number: list[list[Row]] = [[] for _ in tasks]
+    kept: list[Entry] = []  # entries that still hold, to be written back
     rows: dict[Key, list[Row]] = {}
     unidentified: list[Unidentified] = []
-    kept: list[Entry] = []  # entries that still hold, to be written back
     fresh: list[tuple[Key, Row, tuple[int, int, int, int]]] = []  # runs read just now
     for name in names:
         entry = get(name)
@@ -159,21 +162,16 @@ def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int) -> RunI
             except OSError:
                 pass  # reading it again says why
             else:
+                mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
                 if (
-                    st.st_mtime_ns == entry[1]
-                    and st.st_ctime_ns == entry[2]
+                    mtime == entry[1]
+                    and ctime == entry[2]
                     and st.st_size == entry[3]
                     and st.st_ino == entry[4]
-                    and entry[1] <= trusted_before
-                    and entry[2] <= trusted_before
+                    and mtime <= trusted_before
+                    and ctime <= trusted_before
                 ):
-                    key = tasks[entry[5]]
-                    row = (entry[6], name, entry[7])
-                    group = rows.get(key)
-                    if group is None:
-                        rows[key] = [row]
-                    else:
-                        group.append(row)
+                    by_number[entry[5]].append((entry[6], name, entry[7]))
                     kept.append(entry)
                     continue
         found = reader.read(name)
@@ -185,6 +183,9 @@ def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int) -> RunI
         key, row, _ = found
         rows.setdefault(key, []).append(row)
         fresh.append(found)
+    for number, group in enumerate(by_number):
+        if group:
+            rows.setdefault(tasks[number], []).extend(group)
     if fresh or len(kept) != len(old.entries):
         _write_back(runs_dir, old, kept, fresh, scanned)
     unidentified.sort(key=lambda u: u.path.name)
