@@ -193,7 +193,8 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
 def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
     if run is None:
         return None
-    return config.relative(os.path.join(run.path, source_file(artifact)))
+    # An f-string, not os.path.join: check builds this for every artifact.
+    return config.relative(f"{run.path}{os.sep}{source_file(artifact)}")
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ class _Result:
 
 
 def _read_result(config: Config, run: Run) -> _Result:
-    path = config.relative(os.path.join(run.path, RESULT_FILE))
+    path = config.relative(f"{run.path}{os.sep}{RESULT_FILE}")
     try:
         data = read_artifact(run, RESULT_FILE)
     except UnreadableArtifactError as exc:
@@ -479,7 +480,7 @@ def _judge(
             # is never parsed into objects.
             return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=data)
         try:
-            run_doc = canonicalize(data, source=config.relative(os.path.join(run.path, artifact)))
+            run_doc = canonicalize(data, source=config.relative(f"{run.path}{os.sep}{artifact}"))
         except InputError as exc:
             return common.outcome(
                 Verdict.INCOMPLETE_RUN, detail=exc.message, baseline_text=baseline_bytes
