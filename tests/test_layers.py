@@ -22,7 +22,7 @@ PACKAGE = ROOT / "silo_regress"
 # one builds on the other, the rank splits the tie in the direction the code depends.
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
-    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio"),
+    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio", "silo_regress.cpus"),
     (
         "silo_regress.canonical",
         "silo_regress.volatile",
