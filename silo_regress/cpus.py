@@ -11,8 +11,12 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_CGROUP = Path("/proc/self/cgroup")
@@ -72,6 +76,41 @@ def available_cpus(*, cgroup_root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_
     if limit is not None:
         count = min(count, math.floor(limit))
     return max(count, 1)
+
+
+def split_workers(count: int, *, minimum: int) -> int:
+    """1 or 2 processes for ``count`` items: two when a second CPU is really there
+    and there are at least ``minimum`` items (below it a child costs more than it saves)."""
+    if count < minimum:
+        return 1
+    import threading  # a fork copies only the calling thread: split only when it is alone
+
+    if threading.active_count() > 1:
+        return 1
+    return min(available_cpus(), 2)
+
+
+def in_halves(items: Sequence[T], work: Callable[[Sequence[T]], R], *, workers: int) -> list[R]:
+    """``[work(items)]``, or with ``workers`` > 1 ``[work(first half), work(second half)]``,
+    the second half computed in a forked child while this process does the first.
+
+    The child's result comes back pickled (both sides are this program, in one
+    version). When the child fails, its half is done here: the same answer, later.
+    """
+    if workers < 2 or len(items) < 2:
+        return [work(items)]
+    import pickle  # only a split pays for it
+
+    half = len(items) // 2
+    rest = items[half:]
+    child = Forked(lambda: pickle.dumps(work(rest), protocol=pickle.HIGHEST_PROTOCOL))
+    mine = work(items[:half])
+    data = child.result()
+    if data is not None:
+        with contextlib.suppress(pickle.UnpicklingError, EOFError):
+            theirs: R = pickle.loads(data)
+            return [mine, theirs]
+    return [mine, work(rest)]
 
 
 class Forked:

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from silo_regress.cpus import Forked, available_cpus
+from silo_regress.cpus import Forked, split_workers
 from silo_regress.fsio import FileError, StatKey, read_regular
 from silo_regress.runs import (
     RUN_FILE,
@@ -155,13 +155,8 @@ def index_runs_cached(
 
 
 def workers_for(runs: int) -> int:
-    """How many processes scan ``runs`` runs: two when a second CPU is really there.
-
-    Below :data:`SPLIT_RUNS` runs starting a child costs more than it saves.
-    """
-    if runs < SPLIT_RUNS:
-        return 1
-    return min(available_cpus(), 2)
+    """How many processes scan ``runs`` runs (:func:`silo_regress.cpus.split_workers`)."""
+    return split_workers(runs, minimum=SPLIT_RUNS)
 
 
 # Fresh: a run read just now, with the stat key its cache entry gets.

@@ -6,17 +6,24 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from silofixture import SiloProject, make_result
 
+from silo_regress.cli.common import ColorWhen, Globals, baseline_source, project_config
 from silo_regress.cpus import (
     Forked,
     available_cpus,
     cgroup_cpu_limit,
+    in_halves,
     parse_cpu_max,
+    split_workers,
 )
-from silo_regress.runcache import SPLIT_RUNS, workers_for
+from silo_regress.judge import check
+from silo_regress.outcome import Verdict
+from silo_regress.runcache import SPLIT_RUNS, index_runs_cached, workers_for
 
 
 @pytest.mark.parametrize(
@@ -104,8 +111,62 @@ def test_a_forked_child_returns_its_bytes() -> None:
     assert Forked(lambda: big).result() == big
 
 
+def test_in_halves_does_the_second_half_in_a_child_and_keeps_the_order() -> None:
+    def work(part: Sequence[int]) -> tuple[int, list[int]]:
+        return os.getpid(), [n * n for n in part]
+
+    (here, first), (there, second) = in_halves(range(10), work, workers=2)
+    assert here == os.getpid() and there != here
+    assert first + second == [n * n for n in range(10)]
+    assert in_halves(range(10), work, workers=1) == [(os.getpid(), first + second)]
+
+
 def test_a_failing_child_gives_none_so_the_caller_does_the_work() -> None:
     def fail() -> bytes:
         raise RuntimeError("the child's trouble stays in the child")
 
     assert Forked(fail).result() is None
+
+
+def test_a_check_split_across_two_processes_gives_the_same_report(project: SiloProject) -> None:
+    for n in range(1, 9):
+        project.add_run(f"TASK-00{n}", started=f"2026-03-16T09:00:0{n}.000Z")
+    assert project.cli("record", "--all").exit_code == 0
+    changed = make_result()
+    changed["passed"], changed["reward"] = False, 0.25
+    project.add_run("TASK-002", result=changed)  # changed, with a direction
+    project.add_run("TASK-003", files={"result.json": None})  # incomplete
+    project.add_run("TASK-004", files={"result.json": b'{"passed": tr'})  # cut off
+    volatile = project.baselines / "TASK-005.state-diff.json"
+    head = b'{\n  "run": "run_20260316090005_1",'
+    volatile.write_bytes(volatile.read_bytes().replace(b"{", head, 1))
+    for run in project.runs_dir.glob("*"):
+        if b"TASK-006" in (run / "run.json").read_bytes():
+            shutil.rmtree(run)  # missing run
+    project.add_run("TASK-009")  # runs but no baseline: not judged
+    config = project_config(Globals(project=project.root, color=ColorWhen.NEVER, explicit=True))
+    index = index_runs_cached(config.runs_dir, min_runs=0, workers=1)
+    source = baseline_source(config, against=None, staged=False)
+    one = check(config, index, source, workers=1)
+    two = check(config, index, source, workers=2)
+    verdicts = {o.verdict for o in one.outcomes}
+    assert {Verdict.MATCH, Verdict.CHANGED, Verdict.INCOMPLETE_RUN, Verdict.MISSING_RUN} <= verdicts
+    assert Verdict.VOLATILE in verdicts or Verdict.NOT_CANONICAL in verdicts
+    assert two == one
+    assert [o.scores for o in two.outcomes] == [o.scores for o in one.outcomes]
+
+
+def test_no_split_while_other_threads_run() -> None:
+    import threading
+
+    if available_cpus() < 2:
+        pytest.skip("this machine gives the tests one CPU")
+    assert split_workers(10, minimum=1) == 2
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert split_workers(10, minimum=1) == 1
+    finally:
+        release.set()
+        other.join()
