@@ -99,11 +99,14 @@ def test_a_process_pinned_to_one_cpu_does_not_split() -> None:
     assert _workers_in_subprocess(["taskset", "-c", "0"]) == "1"
 
 
-def test_a_process_with_two_cpus_splits_a_large_scan_only() -> None:
-    if available_cpus() < 2:
-        pytest.skip("this machine gives the tests one CPU")
-    assert _workers_in_subprocess([]) == "2"
-    assert workers_for(SPLIT_RUNS - 1) == 1
+def test_two_idle_cpus_split_a_large_scan_and_busy_or_single_ones_do_not() -> None:
+    assert split_workers(SPLIT_RUNS, minimum=SPLIT_RUNS, cpus=2, load=0.3) == 2
+    assert split_workers(SPLIT_RUNS - 1, minimum=SPLIT_RUNS, cpus=2, load=0.3) == 1
+    assert split_workers(SPLIT_RUNS, minimum=SPLIT_RUNS, cpus=2, load=1.6) == 1  # CPU busy
+    assert split_workers(SPLIT_RUNS, minimum=SPLIT_RUNS, cpus=1, load=0.0) == 1
+    assert split_workers(SPLIT_RUNS, minimum=SPLIT_RUNS, cpus=8, load=3.0) == 2
+    if available_cpus() >= 2 and os.getloadavg()[0] <= available_cpus() - 0.5:
+        assert workers_for(SPLIT_RUNS) == 2
 
 
 def test_a_forked_child_returns_its_bytes() -> None:
@@ -159,14 +162,12 @@ def test_a_check_split_across_two_processes_gives_the_same_report(project: SiloP
 def test_no_split_while_other_threads_run() -> None:
     import threading
 
-    if available_cpus() < 2:
-        pytest.skip("this machine gives the tests one CPU")
-    assert split_workers(10, minimum=1) == 2
+    assert split_workers(10, minimum=1, cpus=2, load=0.0) == 2
     release = threading.Event()
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        assert split_workers(10, minimum=1) == 1
+        assert split_workers(10, minimum=1, cpus=2, load=0.0) == 1
     finally:
         release.set()
         other.join()
