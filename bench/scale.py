@@ -19,7 +19,8 @@ median and the minimum of the per-pair ratios. On a shared machine the ratio is 
 robust; the seconds are given for scale only. Bytecode is cached for both sides (as an
 installed package has it): PYTHONDONTWRITEBYTECODE is removed, PYTHONPYCACHEPREFIX set,
 and each side runs once untimed first. Peak memory is measured from outside the process
-by ``/usr/bin/time -f %M`` (the maximum RSS of the measured process alone).
+by ``/usr/bin/time -f %M``: the maximum RSS of the measured process, or of its largest
+process when ``check`` splits its work with a forked child (the two are not summed).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ sys.path.insert(0, str(HERE))
 from generate import project, silo_json  # noqa: E402
 
 CACHE_FILE = ".silo-regress-cache"
+CASE_LABELS = {
+    "no-cache": "no run-index cache (CI)",
+    "warm": "warm (run-index cache up to date)",
+    "page-cache-dropped": "page cache cold (no run-index cache)",
+}
 
 # What a user would write instead of silo-regress: read every run.json, pick each task's
 # newest run, byte-compare its files with the baselines.
@@ -247,7 +253,8 @@ def main() -> None:
         else:
             for runs in (int(r) for r in args.runs.split(",")):
                 figures = scale_case(case, runs, pairs=args.pairs, prefix=prefix)
-                print(f"{case}, 1000 tasks, {runs} runs, check / bare loop: {figures}", flush=True)
+                label = CASE_LABELS[case]
+                print(f"{label}, 1000 tasks, {runs} runs, check / bare loop: {figures}", flush=True)
 
 
 if __name__ == "__main__":

@@ -126,7 +126,8 @@ def group_variants(found: Iterable[Baseline]) -> dict[tuple[TaskRef, str], list[
     for baseline in found:
         groups.setdefault((baseline.ref, baseline.artifact), []).append(baseline)
     for members in groups.values():
-        members.sort(key=lambda b: (b.name_problem is not None, b.variant, b.relpath))
+        if len(members) > 1:  # most artifacts have one baseline: nothing to order
+            members.sort(key=lambda b: (b.name_problem is not None, b.variant, b.relpath))
     return groups
 
 
@@ -280,7 +281,7 @@ class BaselineStore:
     def read(self, baseline: Baseline) -> bytes:
         from silo_regress.fsio import FileError, read_regular
 
-        path = os.path.join(self.root, baseline.relpath)
+        path = f"{self.root}{os.sep}{baseline.relpath}"  # per artifact: cheaper than a join
         shown = self.display_path(baseline)
         try:
             return read_regular(path, shown=shown, follow=False)

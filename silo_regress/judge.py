@@ -10,29 +10,39 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from silo_regress.baselines import Baseline, BaselineSource, group_variants, layout_problem
 from silo_regress.canonical import (
     FORMAT_VERSION,
-    Document,
     apply_ignores,
     canonicalize,
     serialize,
 )
+from silo_regress.comparison import (
+    RunResult,
+    apply_task_ignores,
+    compare_artifact,
+    origin_of,
+    read_result,
+    run_path,
+)
 from silo_regress.config import Config, TaskSettings
-from silo_regress.direction import compare_scores, read_scores
+from silo_regress.cpus import in_halves, split_workers
+from silo_regress.direction import Scores, compare_scores, read_scores
 from silo_regress.errors import InputError
 from silo_regress.fingerprint import InputSnapshot
 from silo_regress.freshness import RunFreshness, judge_run
 from silo_regress.fsio import FileError
-from silo_regress.jsondiff import MISSING, Change, diff_values
+from silo_regress.jsondiff import MISSING, Change
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
-from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
+from silo_regress.runs import RESULT_FILE, Run, RunIndex
 from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef
-from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
-from silo_regress.volatile import might_be_volatile, scan_volatile
+from silo_regress.volatile import might_be_volatile
+
+# Below this many tasks a forked child costs more than judging half of them saves.
+SPLIT_TARGETS = 200
 
 
 def check(
@@ -45,20 +55,61 @@ def check(
     runs: dict[tuple[str, str], Run] | None = None,
     inputs: InputSnapshot | None = None,
     allow_stale: bool = False,
+    workers: int | None = None,
 ) -> Report:
     """Compare the newest run of every selected task with its baselines.
 
     ``runs`` pins the run used for a task (``check --run`` compares the runs it
     just made, not whatever is newest on disk). ``inputs`` are the inputs being
     checked: a run made from others is ``stale-run`` (with ``allow_stale``, a
-    warning and the ordinary verdict).
+    warning and the ordinary verdict). ``workers`` (default: by the CPUs really
+    available) is 1 or 2: with 2, a forked child judges the second half of the tasks.
     """
     if targets is None:
         targets = select_targets(config, index, source, refs)
     version = source.format_version()
     wrong_version = _version_problem(version, source, config) if targets else None
+
+    def judge_part(part: Sequence[Target]) -> tuple[list[Outcome], list[str]]:
+        return _judge_targets(
+            config,
+            index,
+            source,
+            part,
+            runs=runs,
+            inputs=inputs,
+            allow_stale=allow_stale,
+            wrong_version=wrong_version,
+        )
+
+    if workers is None:
+        workers = split_workers(len(targets), minimum=SPLIT_TARGETS)
     outcomes: list[Outcome] = []
     notes: list[str] = list(inputs.warnings) if inputs is not None else []
+    for judged, part_notes in in_halves(targets, judge_part, workers=workers):
+        outcomes += judged
+        notes += part_notes
+    return Report(
+        outcomes=tuple(outcomes),
+        warnings=_warnings(config, index) + tuple(notes),
+        source=origin_of(source),
+    )
+
+
+def _judge_targets(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    targets: Sequence[Target],
+    *,
+    runs: dict[tuple[str, str], Run] | None,
+    inputs: InputSnapshot | None,
+    allow_stale: bool,
+    wrong_version: str | None,
+) -> tuple[list[Outcome], list[str]]:
+    """The outcomes of ``targets``, in order, and the warnings judging them gave."""
+    outcomes: list[Outcome] = []
+    notes: list[str] = []
     for target in targets:
         run = None
         if target.key is not None:
@@ -75,23 +126,24 @@ def check(
                         environment=environment,
                         artifact=artifact,
                         verdict=Verdict.MISSING_BASELINE,
-                        run_path=_run_path(config, run, artifact),
+                        run_path=run_path(config, run, artifact),
                         run_name=run.name if run else None,
                         detail=f"no baseline; record it with: silo-regress record {target.ref}",
                     )
                 )
             continue
         if target.ambiguous:
-            outcomes.extend(_ambiguous(config, target, origin=_origin(source)))
+            outcomes.extend(_ambiguous(config, target, origin=origin_of(source)))
             continue
         fresh = judge_run(config, run, inputs, ref=target.ref) if run is not None else None
         if fresh is not None:
             notes.extend(fresh.warnings)
-        result = _read_result(config, run) if run is not None else None
+        result = read_result(config, run) if run is not None else None
         judged: list[Outcome] = []
+        match_scores = _match_scores(settings, result)
         for variants in group_variants(target.baselines).values():
             compare = functools.partial(
-                _compare_one,
+                compare_artifact,
                 config,
                 source,
                 environment=environment,
@@ -99,6 +151,8 @@ def check(
                 result=result,
                 wrong_version=wrong_version,
                 settings=settings,
+                provenance=fresh.record if fresh is not None else None,
+                match_scores=match_scores,
             )
             if len(variants) == 1 and variants[0].variant == 1:
                 judged.append(compare(variants[0]))
@@ -108,15 +162,7 @@ def check(
         outcomes.extend(_with_freshness(o, fresh, allow_stale=allow_stale) for o in directed)
         if fresh is not None and fresh.stale is not None and allow_stale:
             notes.append(f"{fresh.describe()} (judged anyway: --allow-stale)")
-    return Report(
-        outcomes=tuple(outcomes),
-        warnings=_warnings(config, index) + tuple(notes),
-        source=_origin(source),
-    )
-
-
-def _origin(source: BaselineSource) -> BaselineOrigin:
-    return BaselineOrigin(source.kind, source.label, source.commit)
+    return outcomes, notes
 
 
 def _ambiguous(config: Config, target: Target, *, origin: BaselineOrigin) -> list[Outcome]:
@@ -172,7 +218,8 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
     """A stale run cannot judge the code being checked: its verdict says so."""
     if fresh is None:
         return outcome
-    outcome = replace(outcome, provenance=fresh.record)
+    if outcome.provenance is not fresh.record:
+        outcome = replace(outcome, provenance=fresh.record)
     if fresh.stale is None or allow_stale:
         return outcome
     if outcome.verdict in (Verdict.FORMAT_VERSION, Verdict.MISSING_RUN):
@@ -184,37 +231,6 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
         changes=(),
         behaviour=(),
     )
-
-
-def _run_path(config: Config, run: Run | None, artifact: str) -> str | None:
-    if run is None:
-        return None
-    return config.relative(os.path.join(run.path, source_file(artifact)))
-
-
-@dataclass(frozen=True)
-class _Result:
-    """A run's result.json: why it is unusable, or its canonical document."""
-
-    problem: str | None
-    doc: Document | None = None
-
-
-def _read_result(config: Config, run: Run) -> _Result:
-    path = config.relative(os.path.join(run.path, RESULT_FILE))
-    try:
-        data = read_artifact(run, RESULT_FILE)
-    except UnreadableArtifactError as exc:
-        return _Result(f"{path} {exc.reason}")
-    if data is None:
-        return _Result(f"{path} is missing: the rollout crashed or is still running")
-    try:
-        doc = canonicalize(data, source=path)
-    except InputError as exc:
-        return _Result(exc.message)
-    if not isinstance(doc.value, dict):
-        return _Result(f"{path} is not a JSON object")
-    return _Result(None, doc)
 
 
 def _judge_variants(
@@ -245,7 +261,12 @@ def _judge_variants(
     problem = problem or _duplicate(source, variants, texts)
     if problem is not None:
         return replace(
-            first, verdict=Verdict.NOT_CANONICAL, detail=problem, changes=(), behaviour=()
+            first,
+            verdict=Verdict.NOT_CANONICAL,
+            detail=problem,
+            changes=(),
+            behaviour=(),
+            scores=None,
         )
     matched = next((n for n, t in enumerate(texts) if t == first.run_text), None)
     if matched is None and first.verdict is Verdict.CHANGED:
@@ -316,163 +337,22 @@ def _duplicate(
     return None
 
 
-def _compare_one(
-    config: Config,
-    source: BaselineSource,
-    baseline: Baseline,
-    /,
-    *,
-    environment: str | None,
-    run: Run | None,
-    result: _Result | None,
-    wrong_version: str | None,
-    settings: TaskSettings,
-    details: bool = True,
-) -> Outcome:
-    artifact = baseline.artifact
-    blank = Outcome(
-        task=baseline.ref,
-        environment=environment,
-        artifact=artifact,
-        verdict=Verdict.MATCH,
-        baseline_path=config.relative(os.path.join(config.baselines_dir, baseline.relpath)),
-        baseline_source=_origin(source),
-        run_path=_run_path(config, run, artifact),
-        run_name=run.name if run else None,
-        variant=baseline.variant if baseline.name_problem is None else None,
-    )
-    return _judge(
-        config,
-        source,
-        baseline,
-        blank,
-        run=run,
-        result=result,
-        wrong_version=wrong_version,
-        settings=settings,
-        details=details,
-    )
-
-
-def _judge(
-    config: Config,
-    source: BaselineSource,
-    baseline: Baseline,
-    blank: Outcome,
-    *,
-    run: Run | None,
-    result: _Result | None,
-    wrong_version: str | None,
-    settings: TaskSettings,
-    details: bool = True,
-) -> Outcome:
-    """``blank`` with its verdict, detail, texts, changes and behaviour filled in.
-
-    Without ``details`` a changed artifact gets no changes or behaviour: enough to
-    learn the run's text before deciding which variant is worth a diff.
-    """
-    artifact = baseline.artifact
-    if wrong_version is not None:
-        return replace(blank, verdict=Verdict.FORMAT_VERSION, detail=wrong_version)
-    try:
-        baseline_bytes = source.read(baseline)
-    except FileError as exc:
-        if exc.kind is None:  # unreadable (permission, I/O): a setup problem, exit 3
-            raise
-        # A FIFO, link or directory where a baseline belongs: compared with nothing,
-        # so it must fail the check, never be skipped.
-        return replace(blank, verdict=Verdict.NOT_CANONICAL, detail=exc.message)
-    read = replace(blank, baseline_text=baseline_bytes)
-    if run is None or result is None:
-        return replace(
-            read,
-            verdict=Verdict.MISSING_RUN,
-            detail=f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/",
-        )
-    if result.problem is not None:
-        return replace(
-            read, verdict=Verdict.INCOMPLETE_RUN, detail=f"newest run {run.name}: {result.problem}"
-        )
-    if artifact == RESULT_FILE and result.doc is not None:
-        run_doc = result.doc
-    else:
-        run_source = config.relative(os.path.join(run.path, artifact))
-        try:
-            data = read_artifact(run, artifact, trace_events=config.trace_events)
-        except UnreadableArtifactError as exc:
-            detail = f"{run_source} {exc.reason}"
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)
-        except IncompleteTraceError as exc:
-            gap = exc.incomplete
-            detail = f"newest run {run.name}: {gap.describe(config.relative(gap.path))}"
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=detail)
-        if data is None:
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=f"{run_source} is missing")
-        if (
-            is_derived(artifact)
-            and data == baseline_bytes
-            and _plain_match(settings, data, artifact)
-        ):
-            # Derived bytes are canonical already: a matching tool path of 100 MB
-            # is never parsed into objects.
-            return replace(read, run_text=data)
-        try:
-            run_doc = canonicalize(data, source=run_source)
-        except InputError as exc:
-            return replace(read, verdict=Verdict.INCOMPLETE_RUN, detail=exc.message)
-    run_doc = _ignored(settings, run_doc, artifact)
-    read = replace(read, run_text=run_doc.text)
-    if baseline_bytes == run_doc.text:
-        findings = _findings(settings, run_doc, artifact, run)
-        if findings:
-            return replace(
-                read, verdict=Verdict.VOLATILE, detail=_describe(findings, blank.baseline_path)
-            )
-        return read
-    shown = source.display_path(baseline)
-    try:
-        base_doc = canonicalize(baseline_bytes, source=shown)
-    except InputError as exc:
-        return replace(read, verdict=Verdict.NOT_CANONICAL, detail=exc.message)
-    if base_doc.text != baseline_bytes:
-        return replace(
-            read,
-            verdict=Verdict.NOT_CANONICAL,
-            detail=f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it",
-        )
-    findings = _findings(settings, base_doc, artifact, run)
-    if findings:
-        return replace(read, verdict=Verdict.VOLATILE, detail=_describe(findings, shown))
-    base_doc = _ignored(settings, base_doc, artifact)
-    if base_doc.text == run_doc.text:
-        return read
-    if not details:
-        return replace(read, verdict=Verdict.CHANGED)
-    # Only a changed artifact needs the profiles: a matching check (the pre-commit
-    # hook, most days) never pays for importing them.
-    from silo_regress import behaviour
-
-    return replace(
-        read,
-        verdict=Verdict.CHANGED,
-        changes=tuple(diff_values(base_doc.value, run_doc.value)),
-        behaviour=behaviour.compare(artifact, base_doc.value, run_doc.value),
-    )
-
-
-def _plain_match(settings: TaskSettings, text: bytes, artifact: str) -> bool:
-    """True when canonical ``text`` equal to its baseline is a match with no parse."""
-    ignored = any(p.applies_to(artifact) for p in settings.ignore)
-    return not ignored and not might_be_volatile(text)
+def _match_scores(settings: TaskSettings, result: RunResult | None) -> tuple[Scores, Scores] | None:
+    """The scores of the run's result.json, as a match carries them: one value, read once."""
+    if result is None or result.doc is None:
+        return None
+    same = read_scores(apply_task_ignores(settings, result.doc, RESULT_FILE).value)
+    return (same, same)
 
 
 def _with_direction(
-    settings: TaskSettings, judged: list[Outcome], result: _Result | None
+    settings: TaskSettings, judged: list[Outcome], result: RunResult | None
 ) -> list[Outcome]:
     """A task's outcomes with the scores of its result.json and the direction of its changes.
 
     The direction is the task's, read from result.json alone, so a task whose
-    state diff changed while its scores held is drift.
+    state diff changed while its scores held is drift. A matching result.json
+    carries its scores already (:class:`_Common`).
     """
     if result is None or result.doc is None:
         return judged
@@ -480,49 +360,15 @@ def _with_direction(
     scores = None
     if at is not None:
         outcome = judged[at]
-        after = _ignored(settings, result.doc, RESULT_FILE).value
-        before = None
         if outcome.verdict is Verdict.MATCH:
-            before = after
+            scores = outcome.scores
         elif outcome.verdict is Verdict.CHANGED and outcome.baseline_text is not None:
+            after = apply_task_ignores(settings, result.doc, RESULT_FILE).value
             value = canonicalize(outcome.baseline_text, source=outcome.baseline_path or "").value
             before = apply_ignores(value, artifact=RESULT_FILE, ignore=settings.ignore)
-        if before is after:  # a match: one value, read once
-            same = read_scores(after)
-            scores = (same, same)
-        elif before is not None:
             scores = (read_scores(before), read_scores(after))
-        if scores is not None:
             judged[at] = replace(outcome, scores=scores)
     if not any(o.verdict is Verdict.CHANGED for o in judged):
         return judged
     direction = compare_scores(*scores).direction if scores else Direction.DRIFT
     return [replace(o, direction=direction) if o.verdict is Verdict.CHANGED else o for o in judged]
-
-
-def _ignored(settings: TaskSettings, doc: Document, artifact: str) -> Document:
-    if not any(p.applies_to(artifact) for p in settings.ignore):
-        return doc
-    value = apply_ignores(doc.value, artifact=artifact, ignore=settings.ignore)
-    return Document(value=value, text=serialize(value))
-
-
-def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) -> list[str]:
-    if not might_be_volatile(doc.text):
-        return []
-    # The baseline is judged by the clock of the run it is compared with: a
-    # wall-clock time copied into either is that run's, or far from it.
-    from silo_regress.runclock import clock_of  # only once a volatile hint is seen
-
-    clock = clock_of(run)
-    found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
-    return [f"{f.pointer} ({f.reason})" for f in found]
-
-
-def _describe(findings: Sequence[str], where: str | None) -> str:
-    head = ", ".join(findings[:5])
-    more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
-    return (
-        f"{where} holds volatile content at {head}{more}; "
-        "exempt or ignore these paths in [tool.silo-regress], or fix the producer"
-    )

@@ -37,7 +37,8 @@ from typing import Any
 
 import orjson
 
-from silo_regress.fsio import FileError, read_regular
+from silo_regress.cpus import Forked, split_workers
+from silo_regress.fsio import FileError, StatKey, read_regular
 from silo_regress.runs import (
     RUN_FILE,
     Key,
@@ -54,6 +55,7 @@ CACHE_FILE = ".silo-regress-cache"
 CACHE_FORMAT = 2
 CACHE_LIMIT = 1 << 30
 MIN_RUNS = 200
+SPLIT_RUNS = 4000  # a forked child costs a few ms; below this it does not pay
 RACY_NS = 2_000_000_000
 MAGIC = b"silo-regress run cache %d " % CACHE_FORMAT
 
@@ -128,29 +130,80 @@ def index_runs(runs_dir: Path) -> RunIndex:
 
 
 def index_runs_cached(
-    runs_dir: Path, *, min_runs: int = MIN_RUNS, racy_ns: int = RACY_NS
+    runs_dir: Path,
+    *,
+    min_runs: int = MIN_RUNS,
+    racy_ns: int = RACY_NS,
+    workers: int | None = None,
 ) -> RunIndex:
-    """Every run under ``runs_dir``, identified through the cache when there are many."""
+    """Every run under ``runs_dir``, identified through the cache when there are many.
+
+    ``workers`` (default: :func:`workers_for` the runs found) is 1 or 2: with 2, a
+    forked child scans half of the runs while this process scans the other half.
+    """
     names = list_run_names(runs_dir)
     if len(names) < min_runs:
         reader = RunReader(runs_dir)
         return build_index(runs_dir, (reader.read(name) for name in names))
     old = load_cache(runs_dir)
+    if workers is None:
+        workers = workers_for(len(names))
     try:
-        return _scan(runs_dir, names, old, racy_ns=racy_ns)
+        return _scan(runs_dir, names, old, racy_ns=racy_ns, workers=workers)
     except (TypeError, IndexError, ValueError):  # a cache whose CRC holds but whose rows do not
-        return _scan(runs_dir, names, Cache(), racy_ns=racy_ns)
+        return _scan(runs_dir, names, Cache(), racy_ns=racy_ns, workers=workers)
 
 
-def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int) -> RunIndex:
-    scanned = time.time_ns()
-    trusted_before = old.scanned - racy_ns
+def workers_for(runs: int) -> int:
+    """How many processes scan ``runs`` runs (:func:`silo_regress.cpus.split_workers`)."""
+    return split_workers(runs, minimum=SPLIT_RUNS)
+
+
+# Fresh: a run read just now, with the stat key its cache entry gets.
+Fresh = tuple[Key, Row, StatKey]
+
+
+@dataclass
+class _Part:
+    """What scanning some of the runs found."""
+
+    kept: list[Entry] = field(default_factory=list)  # cache entries that still hold
+    fresh: list[Fresh] = field(default_factory=list)
+    unidentified: list[Unidentified] = field(default_factory=list)
+
+    def encode(self, names: list[str]) -> bytes:
+        """For the parent: which of ``names`` were kept, and the rest as read."""
+        kept = {entry[0] for entry in self.kept}
+        return orjson.dumps(
+            {
+                "kept": "".join("1" if name in kept else "0" for name in names),
+                "fresh": [[*key, *row, *stat] for key, row, stat in self.fresh],
+                "unidentified": [[u.path.name, u.reason] for u in self.unidentified],
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes, *, names: list[str], old: Cache, runs_dir: Path) -> _Part:
+        doc = orjson.loads(data)
+        mask = doc["kept"]
+        if len(mask) != len(names):
+            raise ValueError("a scan of other runs")
+        entries = old.entries
+        fresh = doc["fresh"]
+        lost = doc["unidentified"]
+        return cls(
+            kept=[entries[name] for name, bit in zip(names, mask, strict=True) if bit == "1"],
+            fresh=[((e, t), (us, n, at), (m, c, z, i)) for e, t, us, n, at, m, c, z, i in fresh],
+            unidentified=[Unidentified(runs_dir / name, reason) for name, reason in lost],
+        )
+
+
+def _scan_part(runs_dir: Path, names: list[str], old: Cache, *, trusted_before: int) -> _Part:
+    """Stat each run's ``run.json`` against its cache entry; read the ones that changed."""
     reader = RunReader(runs_dir)
-    root, stat, get, tasks = str(runs_dir), os.stat, old.entries.get, old.tasks
-    rows: dict[Key, list[Row]] = {}
-    unidentified: list[Unidentified] = []
-    kept: list[Entry] = []  # entries that still hold, to be written back
-    fresh: list[tuple[Key, Row, tuple[int, int, int, int]]] = []  # runs read just now
+    root, stat, get = str(runs_dir), os.stat, old.entries.get
+    part = _Part()
+    kept, fresh, unidentified = part.kept, part.fresh, part.unidentified
     for name in names:
         entry = get(name)
         if entry is not None:
@@ -159,21 +212,15 @@ def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int) -> RunI
             except OSError:
                 pass  # reading it again says why
             else:
+                mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
                 if (
-                    st.st_mtime_ns == entry[1]
-                    and st.st_ctime_ns == entry[2]
+                    mtime == entry[1]
+                    and ctime == entry[2]
                     and st.st_size == entry[3]
                     and st.st_ino == entry[4]
-                    and entry[1] <= trusted_before
-                    and entry[2] <= trusted_before
+                    and mtime <= trusted_before
+                    and ctime <= trusted_before
                 ):
-                    key = tasks[entry[5]]
-                    row = (entry[6], name, entry[7])
-                    group = rows.get(key)
-                    if group is None:
-                        rows[key] = [row]
-                    else:
-                        group.append(row)
                     kept.append(entry)
                     continue
         found = reader.read(name)
@@ -181,21 +228,65 @@ def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int) -> RunI
             continue  # a file beside the runs (notes.txt, .DS_Store)
         if isinstance(found, Unidentified):
             unidentified.append(found)
-            continue
-        key, row, _ = found
-        rows.setdefault(key, []).append(row)
-        fresh.append(found)
+        else:
+            fresh.append(found)
+    return part
+
+
+def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int, workers: int) -> RunIndex:
+    scanned = time.time_ns()
+    trusted_before = old.scanned - racy_ns
+    half = len(names) // 2 if workers > 1 else len(names)
+    theirs, mine = names[half:], names[:half]
+    child = None
+    if theirs:
+        child = Forked(
+            lambda: _scan_part(runs_dir, theirs, old, trusted_before=trusted_before).encode(theirs)
+        )
+    parts = [_scan_part(runs_dir, mine, old, trusted_before=trusted_before)]
+    if theirs:
+        parts.append(_child_part(child, runs_dir, theirs, old, trusted_before=trusted_before))
+    # Rows of cached runs go into a list per task number: indexing a list is cheaper
+    # than hashing a (environment, task) key 100,000 times.
+    tasks = old.tasks
+    by_number: list[list[Row]] = [[] for _ in tasks]
+    rows: dict[Key, list[Row]] = {}
+    unidentified: list[Unidentified] = []
+    kept: list[Entry] = []
+    fresh: list[Fresh] = []
+    for part in parts:
+        for entry in part.kept:
+            by_number[entry[5]].append((entry[6], entry[0], entry[7]))
+        for key, row, _ in part.fresh:
+            rows.setdefault(key, []).append(row)
+        kept += part.kept
+        fresh += part.fresh
+        unidentified += part.unidentified
+    for number, group in enumerate(by_number):
+        if group:
+            rows.setdefault(tasks[number], []).extend(group)
     if fresh or len(kept) != len(old.entries):
         _write_back(runs_dir, old, kept, fresh, scanned)
     unidentified.sort(key=lambda u: u.path.name)
     return RunIndex(runs_dir=runs_dir, rows=rows, unidentified=tuple(unidentified))
 
 
+def _child_part(
+    child: Forked | None, runs_dir: Path, names: list[str], old: Cache, *, trusted_before: int
+) -> _Part:
+    """The child's part; when it failed (or none was started), the same scan done here."""
+    data = child.result() if child is not None else None
+    if data is not None:
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            return _Part.decode(data, names=names, old=old, runs_dir=runs_dir)
+    return _scan_part(runs_dir, names, old, trusted_before=trusted_before)
+
+
 def _write_back(
     runs_dir: Path,
     old: Cache,
     kept: list[Entry],
-    fresh: list[tuple[Key, Row, tuple[int, int, int, int]]],
+    fresh: list[Fresh],
     scanned: int,
 ) -> None:
     # Task numbers only grow: a kept entry keeps its number, a task no run names any

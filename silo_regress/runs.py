@@ -401,7 +401,7 @@ def read_artifact(
     """
     if is_derived(artifact):
         return read_tool_path(run.path, events=trace_events)
-    path = os.path.join(run.path, artifact)
+    path = f"{run.path}{os.sep}{artifact}"  # os.path.join costs more, per artifact
     try:
         return read_regular(path, shown=path, limit=ARTIFACT_LIMIT)
     except FileNotFoundError:

@@ -106,6 +106,11 @@ _BASIC_HINT = re.compile(rb"T[0-9]")
 # Every time-like key ends in one of these (see _TIME_KEY).
 _EPOCH_HINTS = (b'At": ', b'at": ', b'ime": ', b'amp": ', b'och": ')
 _DIGITS = frozenset(b"0123456789")
+# The same hints as one search: `": ` (a literal, found at memchr speed) after the
+# last two letters of a time-like or timing key, before a number. One pass instead
+# of six: on a 2 KB result.json this was half of a match's volatile test.
+_KEY_HINT = re.compile(rb'": (?<=(?:[Aa]t|me|mp|ch|Ms)": )[-0-9]')
+_SPACELESS_COLON = re.compile(rb":(?! )")
 # The exact test, paid only when a hint is found.
 _PREFILTER = re.compile(
     rb"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}|[0-9]{8}T[0-9]{4}|run_[0-9]{14}_"
@@ -120,7 +125,7 @@ def might_be_volatile(text: bytes) -> bool:
     """
     if not (
         b"run_" in text
-        or text.count(b":") != text.count(b": ")
+        or _SPACELESS_COLON.search(text) is not None
         or _BASIC_HINT.search(text) is not None
         or _has_key_hint(text)
     ):
@@ -131,14 +136,12 @@ def might_be_volatile(text: bytes) -> bool:
 def _has_key_hint(text: bytes) -> bool:
     """Whether a timing key, or a number after a key that may be time-like, is printed.
 
-    One substring scan per hint is the fastest test on small files; a large file
-    with few object members (millions of ids, long texts) is faster to test by
-    looking at each of its few `": ` separators.
+    One regex search is the fastest test on small files; a large file with few
+    object members (millions of ids, long texts) is faster to test by looking at
+    each of its few `": ` separators.
     """
     if len(text) < 1 << 20 or text.count(b'": ') > 4096:
-        return _TIMING_HINT in text or any(
-            _hint_before_digit(text, hint, text.find(hint)) for hint in _EPOCH_HINTS
-        )
+        return _KEY_HINT.search(text) is not None
     at = text.find(b'": ')
     while at != -1:
         end = at + 3
@@ -148,15 +151,6 @@ def _has_key_hint(text: bytes) -> bool:
         if digit and any(text.startswith(hint, end - len(hint)) for hint in _EPOCH_HINTS):
             return True
         at = text.find(b'": ', end)
-    return False
-
-
-def _hint_before_digit(text: bytes, hint: bytes, at: int) -> bool:
-    while at != -1:
-        end = at + len(hint)
-        if end < len(text) and text[end] in _DIGITS:
-            return True
-        at = text.find(hint, end)
     return False
 
 

@@ -22,7 +22,7 @@ PACKAGE = ROOT / "silo_regress"
 # one builds on the other, the rank splits the tie in the direction the code depends.
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
-    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio"),
+    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio", "silo_regress.cpus"),
     ("silo_regress.configvalues",),  # one config value checked and typed
     (
         "silo_regress.canonical",
@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.behaviour",),
     ("silo_regress.direction",),  # scores of result.json and the Direction they give
     ("silo_regress.outcome",),
+    ("silo_regress.comparison",),  # one baseline against one artifact: judge's hot path
     (
         "silo_regress.acceptance",
         "silo_regress.judge",

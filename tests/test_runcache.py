@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from silofixture import SiloProject, make_project, silo_json
 
 from silo_regress.runcache import CACHE_FILE, MIN_RUNS, index_runs_cached, load_cache
@@ -18,8 +19,17 @@ def _fresh(runs_dir: Path) -> RunIndex:
     return index_runs(runs_dir)
 
 
+WORKERS = [1]
+
+
+@pytest.fixture(autouse=True, params=[1, 2], ids=["one-process", "split"])
+def _workers(request: pytest.FixtureRequest) -> None:
+    """Every test holds for one process and for the scan split with a forked child."""
+    WORKERS[0] = request.param
+
+
 def _cached(runs_dir: Path) -> RunIndex:
-    return index_runs_cached(runs_dir, min_runs=0, racy_ns=0)
+    return index_runs_cached(runs_dir, min_runs=0, racy_ns=0, workers=WORKERS[0])
 
 
 def _same(a: RunIndex, b: RunIndex) -> None:
