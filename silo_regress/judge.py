@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from silo_regress.baselines import Baseline, BaselineSource, group_variants, layout_problem
 from silo_regress.canonical import (
@@ -23,16 +24,20 @@ from silo_regress.canonical import (
 from silo_regress.config import Config, TaskSettings
 from silo_regress.direction import compare_scores, read_scores
 from silo_regress.errors import InputError
-from silo_regress.fingerprint import InputSnapshot
-from silo_regress.freshness import RunFreshness, judge_run
 from silo_regress.fsio import FileError
-from silo_regress.jsondiff import MISSING, Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
 from silo_regress.runs import RESULT_FILE, Run, RunIndex, UnreadableArtifactError, read_artifact
 from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef
 from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
 from silo_regress.volatile import might_be_volatile, scan_volatile
+
+if TYPE_CHECKING:
+    # Loaded only when used: a matching check without configured inputs (the
+    # pre-commit hook, most days) judges no freshness and diffs nothing.
+    from silo_regress.fingerprint import InputSnapshot
+    from silo_regress.freshness import RunFreshness
+    from silo_regress.jsondiff import Change
 
 
 def check(
@@ -84,7 +89,11 @@ def check(
         if target.ambiguous:
             outcomes.extend(_ambiguous(config, target))
             continue
-        fresh = judge_run(config, run, inputs, ref=target.ref) if run is not None else None
+        fresh = None
+        if run is not None and inputs is not None:
+            from silo_regress.freshness import judge_run
+
+            fresh = judge_run(config, run, inputs, ref=target.ref)
         if fresh is not None:
             notes.extend(fresh.warnings)
         result = _read_result(config, run) if run is not None else None
@@ -286,6 +295,8 @@ def _distance(changes: Sequence[Change]) -> float:
     """
     import difflib  # only a non-match with several variants pays for it
 
+    from silo_regress.jsondiff import MISSING
+
     total = 0.0
     for change in changes:
         if change.baseline is MISSING or change.run is MISSING:
@@ -445,6 +456,7 @@ def _judge(
     # Only a changed artifact needs the profiles: a matching check (the pre-commit
     # hook, most days) never pays for importing them.
     from silo_regress import behaviour
+    from silo_regress.jsondiff import diff_values
 
     return replace(
         read,

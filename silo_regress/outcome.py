@@ -12,19 +12,17 @@ from typing import TYPE_CHECKING
 
 from silo_regress.baselines import SourceKind
 from silo_regress.direction import Direction, Scores
-from silo_regress.jsondiff import MISSING, Change, Missing
 from silo_regress.taskref import TaskRef
 
 if TYPE_CHECKING:
+    # A matching check builds no changes: jsondiff loads when a diff is made.
     from silo_regress.behaviour.notes import Note
+    from silo_regress.jsondiff import Change
     from silo_regress.provenance import Provenance
 
 __all__ = [
-    "MISSING",
     "BaselineOrigin",
-    "Change",
     "Direction",
-    "Missing",
     "Outcome",
     "Report",
     "SourceKind",

@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +90,8 @@ def run_guarded(
     except passthrough:
         raise
     except Exception:
+        import traceback  # only a bug pays for it
+
         traceback.print_exc()
         error("internal error (a bug in silo-regress); please report it with the traceback above")
         return int(ExitCode.INTERNAL)
