@@ -63,7 +63,8 @@ HEAVY = ("git", "pygments", "pydantic", "rich")
 # Off the path of a matching check in a project without `inputs` or `agent`: each one
 # costs the hook a few milliseconds (dataclasses to build, regexes to compile) for
 # work that check does not do there (status rows, recording, stale runs, diffs, an
-# internal error's traceback, writes of a cache that is up to date).
+# internal error's traceback, writes of a cache that is up to date, asking which
+# thread installs the SIGTERM handler).
 DEFERRED = (
     "silo_regress.overview",
     "silo_regress.recorder",
@@ -73,6 +74,7 @@ DEFERRED = (
     "silo_regress.jsondiff",
     "traceback",
     "tempfile",
+    "threading",
     "secrets",
     "hashlib",
 )
