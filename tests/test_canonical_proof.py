@@ -61,6 +61,8 @@ DECLINED = {
     "compact": b'{"b":1,"a":2}',
     "four-space indent": b'{\n    "a": 1\n}\n',
     "a dot and zero ending a word in a string": b'[\n  "release 2.0, final"\n]\n',
+    "integral float after many sentences": pretty({"a": "One. Two. " * 40, "b": [1.0]}),
+    "integral float between many sentences": pretty(["Done. " * 40, 3.0, "Again. " * 40]),
 }
 
 
@@ -96,6 +98,7 @@ TAKEN = {
     "escaped control character": b'[\n  "tab\\tand\\u001f"\n]\n',
     "64-bit extremes": b"[\n  18446744073709551615,\n  -9223372036854775808\n]\n",
     "non-ASCII values and keys below U+E000": pretty({"z\u00eb": "\u2713 \U0001f600", "a": 1}),
+    "fractions after many sentences": pretty({"a": "One. Two. " * 40, "b": [0.5, 10.05]}),
 }
 
 
