@@ -14,9 +14,10 @@ pre-commit hook pays it:
 A is ``--against DIR``, B this checkout; each side runs from its own source tree
 (PYTHONPATH, started in the project directory, never in a checkout) with its own
 bytecode cache (PYTHONPYCACHEPREFIX, written once before timing) and its own copy of
-each project, so neither side reads the other's run cache. Rounds alternate A B A B; the figures are medians and minimums of each side
-and the median of the per-round B/A ratios, of wall time and of CPU time (user +
-system of the child): on a shared machine the CPU time barely moves with the load.
+each project, so neither side reads the other's run cache. Rounds alternate A B A B;
+the figures are medians and minimums of each side and the median of the per-round
+B/A ratios, of wall time and of CPU time (user + system of the child): on a shared
+machine the CPU time barely moves with the load.
 """
 
 from __future__ import annotations

@@ -15,9 +15,8 @@ from silo_regress.direction import Direction, Scores
 from silo_regress.taskref import TaskRef
 
 if TYPE_CHECKING:
-    # A matching check builds no changes: jsondiff loads when a diff is made.
     from silo_regress.behaviour.notes import Note
-    from silo_regress.jsondiff import Change
+    from silo_regress.jsondiff import Change  # loaded by a diff; a matching check never
     from silo_regress.provenance import Provenance
 
 __all__ = [
