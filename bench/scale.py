@@ -11,8 +11,8 @@ Cases, the CI case first:
 - ``page-cache-dropped``: as no-cache, with the kernel's page cache dropped before each
   timed command (root only; slows every other process on the machine, so not in "all").
 - ``start-up``: ``check`` on a 1-task project against ``python -c "import orjson"``.
-- ``canonical``: canonicalization throughput of realistic result.json and state-diff.json
-  files against ``orjson.dumps(orjson.loads(x), option=OPT_INDENT_2 | OPT_SORT_KEYS)``.
+
+Canonicalization throughput has its own script, bench/canonical.py (in-process).
 
 Every figure is a ratio to the reference run beside it: A B A B, ``--pairs`` pairs, the
 median and the minimum of the per-pair ratios. On a shared machine the ratio is what is
@@ -39,7 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from generate import project, silo_json  # noqa: E402
+from generate import project  # noqa: E402
 
 CACHE_FILE = ".silo-regress-cache"
 CASE_LABELS = {
@@ -183,57 +183,11 @@ def startup_case(*, pairs: int, prefix: list[str]) -> dict[str, object]:
     return paired(check, orjson_only, pairs=pairs, prefix=prefix)
 
 
-def canonical_case(*, pairs: int) -> dict[str, object]:
-    """In-process: seconds per file for canonicalize against orjson's sorted re-dump."""
-    import orjson
-    from generate import result_value, state_diff_value
-
-    from silo_regress.canonical import canonicalize
-
-    files = {
-        "result.json": [silo_json(result_value(t, t % 5)) for t in range(1, 201)],
-        "state-diff.json": [silo_json(state_diff_value(t, t % 5)) for t in range(1, 201)],
-    }
-    option = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
-
-    def ours(data: list[bytes]) -> None:
-        for x in data:
-            canonicalize(x, source="bench")
-
-    def theirs(data: list[bytes]) -> None:
-        for x in data:
-            orjson.dumps(orjson.loads(x), option=option)
-
-    out: dict[str, object] = {}
-    for label, data in files.items():
-        ratios = []
-        for _ in range(pairs):
-            ta = _timed(ours, data)
-            tb = _timed(theirs, data)
-            ratios.append(tb / ta)  # throughput ratio: ours / orjson's
-        size = sum(map(len, data)) / len(data)
-        out[f"{label} ({size / 1000:.1f} KB)"] = {
-            "throughput ratio median": round(statistics.median(ratios), 2),
-            "throughput ratio min": round(min(ratios), 2),
-        }
-    return out
-
-
-def _timed(func: Callable[[list[bytes]], None], data: list[bytes], repeat: int = 20) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(repeat):
-            func(data)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--case",
-        choices=["all", "no-cache", "warm", "page-cache-dropped", "start-up", "canonical"],
+        choices=["all", "no-cache", "warm", "page-cache-dropped", "start-up"],
         default="all",
     )
     parser.add_argument("--runs", default="5000,20000,100000", help="run counts, comma-separated")
@@ -243,13 +197,11 @@ def main() -> None:
     prefix = ["taskset", "-c", args.cpus] if args.cpus else []
     cpus = f"taskset -c {args.cpus}" if args.cpus else f"{len(os.sched_getaffinity(0))} CPUs"
     print(f"# {cpus}, {args.pairs} pairs A B A B, shared machine: read the ratios", flush=True)
-    cases = ["no-cache", "warm", "start-up", "canonical"] if args.case == "all" else [args.case]
+    cases = ["no-cache", "warm", "start-up"] if args.case == "all" else [args.case]
     for case in cases:
         if case == "start-up":
             figures = startup_case(pairs=args.pairs, prefix=prefix)
             print(f"start-up, check / import orjson: {figures}")
-        elif case == "canonical":
-            print(f"canonicalization, ours / orjson: {canonical_case(pairs=args.pairs)}")
         else:
             for runs in (int(r) for r in args.runs.split(",")):
                 figures = scale_case(case, runs, pairs=args.pairs, prefix=prefix)

@@ -12,11 +12,12 @@ pre-commit hook pays it:
   after a first check, so the page cache and the run-index cache are warm.
 
 A is ``--against DIR``, B this checkout; each side runs from its own source tree
-(PYTHONPATH) with its own bytecode cache (PYTHONPYCACHEPREFIX, written once before
-timing) and its own copy of each project, so neither side reads the other's run
-cache. Rounds alternate A B A B; the figures are medians and minimums of each side
-and the median of the per-round B/A ratios, of wall time and of CPU time (user +
-system of the child): on a shared machine the CPU time barely moves with the load.
+(PYTHONPATH, started in the project directory, never in a checkout) with its own
+bytecode cache (PYTHONPYCACHEPREFIX, written once before timing) and its own copy of
+each project, so neither side reads the other's run cache. Rounds alternate A B A B;
+the figures are medians and minimums of each side and the median of the per-round
+B/A ratios, of wall time and of CPU time (user + system of the child): on a shared
+machine the CPU time barely moves with the load.
 """
 
 from __future__ import annotations
@@ -81,7 +82,11 @@ class Side:
         argv = [sys.executable, "-m", "silo_regress", "--project", str(project), *args]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
+        # cwd: `-m` puts the working directory before PYTHONPATH on sys.path, so run
+        # from a checkout's root both sides would import that checkout.
+        done = subprocess.run(
+            argv, cwd=project, env=self.env, capture_output=True, text=True, check=False
+        )
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:

@@ -2,7 +2,7 @@
 
 Two paths produce the same bytes. The fast path lets orjson parse and print, and is
 taken only when orjson's own output proves it saw the input faithfully (see
-:func:`canonicalize`). Everything else goes through the exact path: the standard
+:func:`_canonicalize_fast`). Everything else goes through the exact path: the standard
 library parser with hooks that keep integer literals exact and catch duplicate keys,
 NaN and Infinity, then a serializer that prints numbers the way ECMAScript does.
 """
@@ -25,18 +25,30 @@ BOM = b"\xef\xbb\xbf"
 
 # orjson prints floats in forms JavaScript never uses ("1.0", "1e+16", "1e-6");
 # a round trip through such a literal would be faithful but not canonical.
-# Patterns with a literal first byte are searched at memchr speed; the digit
-# before the hit is checked by hand (a leading class would make the regex engine
-# stop at every digit of a 50 MB file). orjson always signs its exponents.
-_UNSAFE_NUMBER = (re.compile(rb"\.0(?![0-9])"), re.compile(rb"e[+-][0-9]"))
+# orjson always signs its exponents; the digit before a hit is checked by hand (a
+# leading class would make the regex engine stop at every digit of a 50 MB file).
+_EXPONENT = re.compile(rb"e[+-][0-9]")
+_MICRO = re.compile(rb"e-6(?![0-9])")  # 1e-6 <= |x| < 1e-5: orjson "1e-6", JS "0.000001"
 _DIGITS = frozenset(b"0123456789")
+_ZERO = ord("0")
+# Dots the number check visits one by one (a memchr each) before it searches for
+# ".0" alone: a search reads every byte, a visit costs a Python loop turn.
+_DOTS_LOOKED_AT = 16
+# What can follow a number token in orjson's output; the end of the text can too.
+_AFTER_NUMBER = frozenset(b",\n]}")
+_PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+_SORTED = _PRETTY | orjson.OPT_SORT_KEYS
+# Above this size the fast path holds one print of a file at a time (see
+# _canonicalize_fast); below it, a file already in canonical order is printed once.
+_SMALL_FILE = 1 << 20
 # Every byte but the UTF-8 lead bytes of U+E000 and above: only keys with such
 # characters sort differently in UTF-16 code units (RFC 8785) than in code points
 # (orjson). bytes.translate deleting these leaves the lead bytes, at C speed.
 _BELOW_HIGH_LEAD = bytes(range(0xEE)) + bytes(range(0xF5, 0x100))
 # What a file cut off inside a literal or number leaves where the parser stops.
-_PARTIAL_TOKEN = re.compile(r"t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|-|\.|[eE][+-]?")
-_CONFLICT = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+# These two are compiled (and cached by re) only when a file is refused.
+_PARTIAL_TOKEN = r"t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|-|\.|[eE][+-]?"
+_CONFLICT = rb"^(<{7}|={7}|>{7})( |$)"
 
 _ESCAPES = {
     '"': '\\"',
@@ -124,7 +136,7 @@ def parse(data: bytes, *, source: str) -> Any:
             parse_constant=hooks.constant,
         )
     except json.JSONDecodeError as exc:
-        conflict = _CONFLICT.search(data)
+        conflict = re.search(_CONFLICT, data, re.MULTILINE)
         if conflict is not None:
             line = data.count(b"\n", 0, conflict.start()) + 1
             raise InputError(
@@ -189,7 +201,7 @@ def _ends_early(text: str, exc: json.JSONDecodeError) -> bool:
     if exc.msg.startswith("Unterminated string"):  # only said at the end of the text
         return True
     rest = text[exc.pos :].rstrip()
-    return rest == "" or _PARTIAL_TOKEN.fullmatch(rest) is not None
+    return rest == "" or re.fullmatch(_PARTIAL_TOKEN, rest) is not None
 
 
 def _too_deep(source: str) -> InputError:
@@ -223,35 +235,90 @@ def canonicalize(data: bytes, *, source: str) -> Document:
 
 
 def _canonicalize_fast(data: bytes) -> Document | None:
+    """orjson's sorted print of ``data`` when it is provably the canonical form, else None.
+
+    orjson is exact where it reads at all, except that it keeps the last of two
+    duplicate keys, reads an integer beyond 64 bits as a float, prints some floats
+    unlike JavaScript ("1.0", "1e+16", "1e-6") and sorts keys by code point, not by
+    UTF-16 code unit. The proof, cheapest first:
+
+    1. ``data`` is byte for byte one of orjson's prints of the value it read: the
+       sorted print (a file already in canonical order, such as a baseline, needs
+       no other) or the insertion-ordered one (Silo's ``JSON.stringify(x, null, 2)``
+       is that print). A print holds every member once and each number as orjson
+       prints the value it read, so nothing was dropped (a duplicate key would be
+       in ``data`` and not in the print), and every integer literal is the exact
+       integer (one read as a float prints as a float, never as the literal).
+       Input in any other layout (compact, CRLF, 4 spaces, escapes like
+       ``\u00e9``, a BOM, trailing data) fails this and takes the exact path.
+    2. No number in ``data`` is in a form where orjson and JavaScript differ.
+    3. No key holds a character at or above U+E000, the only ones whose code point
+       and UTF-16 orders differ; or, when one does, no object's keys sort apart.
+    Then the sorted print is the value printed by the canonical rules: orjson
+    escapes strings as JSON.stringify does (tested against node), and it refuses
+    lone surrogates, NaN and Infinity on reading.
+    """
     try:
         value = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        if len(data) <= _SMALL_FILE:
+            text = orjson.dumps(value, option=_SORTED)
+            faithful = text == data or orjson.dumps(value, option=_PRETTY) == data
+        else:  # a large file: never two prints of it at once
+            faithful = orjson.dumps(value, option=_PRETTY) == data
+            text = orjson.dumps(value, option=_SORTED) if faithful else b""
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # invalid, or > 254 levels
         return None
-    # orjson silently drops duplicate keys, turns huge integers into floats and
-    # prints some floats unlike JavaScript. When its insertion-ordered output is
-    # the input byte for byte, it lost nothing, so sorting its keys is exact.
-    try:
-        pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:  # nested deeper than orjson prints (254 levels)
-        return None
-    if len(data) != len(pretty) + 1 or not data.startswith(pretty) or data[-1:] != b"\n":
-        return None
-    if _has_unsafe_number(pretty):
+    if not faithful or not _prints_like_javascript(data):
         return None
     if not data.isascii() and _has_high_lead(data) and not _keys_sort_alike(value):
         return None
-    del pretty  # a large file's third copy: free it before the sorted one is made
-    text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-    return Document(value=value, text=text)
+    return Document(value, text)  # positional: keywords cost twice as much here
 
 
-def _has_unsafe_number(pretty: bytes) -> bool:
-    """True when orjson may have printed a float as JavaScript would not (1.0, 1e+16)."""
-    for pattern in _UNSAFE_NUMBER:
-        for hit in pattern.finditer(pretty):
-            if hit.start() and pretty[hit.start() - 1] in _DIGITS:
-                return True
-    return False
+def _prints_like_javascript(printed: bytes) -> bool:
+    """Whether each number orjson printed in ``printed`` is as JavaScript prints it.
+
+    orjson and JavaScript print a double with the same shortest digits, in the same
+    form but for three cases: an integral value ends in ".0" in orjson (JavaScript:
+    "1"), orjson uses an exponent from 1e16 (JavaScript: from 1e21) and from below
+    1e-5 (JavaScript: below 1e-6). Below 1e-6 both print "1.5e-7" alike (a test
+    compares them over random doubles). So it is enough that no number token ends
+    in ".0", none has a positive exponent and none ends in "e-6". A number token
+    ends before a comma, a newline, "]", "}" or the end of the text. A hit inside
+    a string only sends the file to the exact path, which is never wrong.
+
+    Speed: dots and plus signs are found at memchr speed; every other search here
+    reads each byte, and one such pass over a small file costs about half of
+    orjson's whole parse of it, so there is only one ("e-6", a three-byte needle
+    that skips ahead four bytes at a time). Past a few dots (prose) the loop jumps
+    between occurrences of ".0" instead, so a text of a million sentences is one
+    search, not a million turns of the loop.
+    """
+    find = printed.find
+    last = len(printed) - 1
+    needle, budget = b".", _DOTS_LOOKED_AT
+    at = find(needle)
+    while at != -1:
+        if (
+            at < last
+            and printed[at + 1] == _ZERO
+            and (at + 1 == last or printed[at + 2] in _AFTER_NUMBER)
+        ):
+            return False
+        budget -= 1
+        if not budget:  # prose, one dot a sentence: jump from ".0" to ".0" instead
+            needle = b".0"
+        at = find(needle, at + 1)
+    if b"+" in printed and _follows_digit(_EXPONENT, printed):
+        return False
+    return b"e-6" not in printed or not _follows_digit(_MICRO, printed)
+
+
+def _follows_digit(pattern: re.Pattern[bytes], printed: bytes) -> bool:
+    """Whether ``pattern`` matches right after a digit: in a number, not in a word."""
+    return any(
+        hit.start() and printed[hit.start() - 1] in _DIGITS for hit in pattern.finditer(printed)
+    )
 
 
 def _has_high_lead(data: bytes) -> bool:
@@ -276,12 +343,12 @@ def _keys_sort_alike(value: Any) -> bool:
 def compact_is_canonical(value: Any, data: bytes) -> bool:
     """True when orjson parsed the compact JSON ``data`` (one JSON.stringify line, no
     whitespace) faithfully, so that its sorted, indented printing of ``value`` is the
-    canonical form. The same proof as the fast path of :func:`canonicalize`."""
+    canonical form. The same proof as :func:`_canonicalize_fast`, on the compact print."""
     try:
         printed = orjson.dumps(value)
     except orjson.JSONEncodeError:
         return False
-    if printed != data or _has_unsafe_number(printed):
+    if printed != data or not _prints_like_javascript(printed):
         return False
     return data.isascii() or not _has_high_lead(data) or _keys_sort_alike(value)
 

@@ -19,7 +19,6 @@ from silo_regress.config import Config, TaskSettings
 from silo_regress.direction import Scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
-from silo_regress.jsondiff import Change, diff_values
 from silo_regress.outcome import BaselineOrigin, Outcome, Verdict
 from silo_regress.runs import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
 from silo_regress.taskref import TaskRef
@@ -28,6 +27,7 @@ from silo_regress.volatile import might_be_volatile, scan_volatile
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
+    from silo_regress.jsondiff import Change
     from silo_regress.provenance import Provenance
 
 
@@ -269,8 +269,9 @@ def _judge(
     if not details:
         return common.outcome(Verdict.CHANGED, baseline_text=baseline_bytes, run_text=run_text)
     # Only a changed artifact needs the profiles: a matching check (the pre-commit
-    # hook, most days) never pays for importing them.
+    # hook, most days) never pays for importing them, nor the structural diff.
     from silo_regress import behaviour
+    from silo_regress.jsondiff import diff_values
 
     return common.outcome(
         Verdict.CHANGED,

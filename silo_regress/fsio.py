@@ -16,7 +16,6 @@ import contextlib
 import enum
 import errno
 import os
-import secrets
 import stat
 import time
 from pathlib import Path
@@ -210,7 +209,7 @@ def _read_all(fd: int, size: int, *, shown: str, limit: int) -> bytes:
 
 def temp_name(target: str) -> str:
     """A temporary file name the tool owns: hidden, marked, never a baseline name."""
-    return f".{target}{TEMP_MARK}{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    return f".{target}{TEMP_MARK}{os.urandom(4).hex()}{TEMP_SUFFIX}"
 
 
 def is_temp_name(name: str) -> bool:

@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from silo_regress.baselines import Baseline, BaselineSource, group_variants, layout_problem
 from silo_regress.canonical import (
@@ -31,15 +32,19 @@ from silo_regress.config import Config, TaskSettings
 from silo_regress.cpus import in_halves, split_workers
 from silo_regress.direction import Scores, compare_scores, read_scores
 from silo_regress.errors import InputError
-from silo_regress.fingerprint import InputSnapshot
-from silo_regress.freshness import RunFreshness, judge_run
 from silo_regress.fsio import FileError
-from silo_regress.jsondiff import MISSING, Change
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
 from silo_regress.runs import RESULT_FILE, Run, RunIndex
 from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef
 from silo_regress.volatile import might_be_volatile
+
+if TYPE_CHECKING:
+    # Loaded only when used: a matching check without configured inputs (the
+    # pre-commit hook, most days) judges no freshness and diffs nothing.
+    from silo_regress.fingerprint import InputSnapshot
+    from silo_regress.freshness import RunFreshness
+    from silo_regress.jsondiff import Change
 
 # Below this many tasks a forked child costs more than judging half of them saves.
 SPLIT_TARGETS = 200
@@ -135,7 +140,11 @@ def _judge_targets(
         if target.ambiguous:
             outcomes.extend(_ambiguous(config, target, origin=origin_of(source)))
             continue
-        fresh = judge_run(config, run, inputs, ref=target.ref) if run is not None else None
+        fresh = None
+        if run is not None and inputs is not None:
+            from silo_regress.freshness import judge_run
+
+            fresh = judge_run(config, run, inputs, ref=target.ref)
         if fresh is not None:
             notes.extend(fresh.warnings)
         result = read_result(config, run) if run is not None else None
@@ -159,6 +168,18 @@ def _judge_targets(
             else:
                 judged.append(_judge_variants(source, variants, compare))
         directed = _with_direction(settings, judged, result)
+        if (
+            fresh is None
+            and run is not None
+            and any(o.verdict is not Verdict.MATCH for o in directed)
+        ):
+            # Without inputs nothing is stale: the run's record serves only to name
+            # the agent and commit that made a result that did not match, so a
+            # matching check (the hook, most days) never reads it.
+            from silo_regress.freshness import judge_run
+
+            fresh = judge_run(config, run, None, ref=target.ref)
+            notes.extend(fresh.warnings)
         outcomes.extend(_with_freshness(o, fresh, allow_stale=allow_stale) for o in directed)
         if fresh is not None and fresh.stale is not None and allow_stale:
             notes.append(f"{fresh.describe()} (judged anyway: --allow-stale)")
@@ -311,6 +332,8 @@ def _distance(changes: Sequence[Change]) -> float:
     two sides share (difflib's cheap upper bound, on the first 2,000 characters).
     """
     import difflib  # only a non-match with several variants pays for it
+
+    from silo_regress.jsondiff import MISSING
 
     total = 0.0
     for change in changes:

@@ -12,19 +12,16 @@ from typing import TYPE_CHECKING
 
 from silo_regress.baselines import SourceKind, located
 from silo_regress.direction import Direction, Scores
-from silo_regress.jsondiff import MISSING, Change, Missing
 from silo_regress.taskref import TaskRef
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
+    from silo_regress.jsondiff import Change  # loaded by a diff; a matching check never
     from silo_regress.provenance import Provenance
 
 __all__ = [
-    "MISSING",
     "BaselineOrigin",
-    "Change",
     "Direction",
-    "Missing",
     "Outcome",
     "Report",
     "SourceKind",

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -101,6 +100,8 @@ def normalize_agent(agent: str | None) -> str | None:
 
 def write_provenance(run_dir: Path, record: Provenance) -> None:
     """Write ``silo-regress.json`` into ``run_dir`` atomically (temp file, fsync, rename)."""
+    import tempfile  # only rollouts write records; a check that reads them never pays
+
     target = Path(run_dir) / PROVENANCE_FILE
     fd, temporary = tempfile.mkstemp(prefix=".silo-regress-", suffix=".tmp", dir=run_dir)
     try:

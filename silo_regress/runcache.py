@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -108,6 +107,8 @@ def save_cache(runs_dir: Path, *, scanned: int, tasks: list[Key], rows: list[Ent
     """Write the cache atomically; False (and nothing written) when that is not possible."""
     body = orjson.dumps({"scanned": scanned, "tasks": tasks, "runs": rows})
     data = MAGIC + b"%08x\n" % zlib.crc32(body) + body
+    import tempfile  # a warm check writes nothing: only a write pays for it
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f"{CACHE_FILE}.", suffix=".tmp", dir=runs_dir)
     except OSError:

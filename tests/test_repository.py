@@ -60,17 +60,40 @@ def test_every_command_has_help_text() -> None:
 # --- start-up -------------------------------------------------------------------
 
 HEAVY = ("git", "pygments", "pydantic", "rich")
+# Off the path of a matching check in a project without `inputs` or `agent`: each one
+# costs the hook a few milliseconds (dataclasses to build, regexes to compile) for
+# work that check does not do there (status rows, recording, stale runs, diffs, an
+# internal error's traceback, writes of a cache that is up to date, asking which
+# thread installs the SIGTERM handler).
+DEFERRED = (
+    "silo_regress.overview",
+    "silo_regress.recorder",
+    "silo_regress.freshness",
+    "silo_regress.provenance",
+    "silo_regress.fingerprint",
+    "silo_regress.jsondiff",
+    "traceback",
+    "tempfile",
+    "threading",
+    "secrets",
+    "hashlib",
+)
 
 
-def _imported(stderr: str) -> set[str]:
-    """Top-level module names from ``python -X importtime`` output."""
+def _modules(stderr: str) -> set[str]:
+    """Full module names from ``python -X importtime`` output."""
     names = set()
     for line in stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
             name = line.rsplit("|", 1)[1].strip()
             if name != "imported package":
-                names.add(name.split(".")[0])
+                names.add(name)
     return names
+
+
+def _imported(stderr: str) -> set[str]:
+    """Top-level module names from ``python -X importtime`` output."""
+    return {name.split(".")[0] for name in _modules(stderr)}
 
 
 @pytest.fixture
@@ -90,6 +113,32 @@ def test_check_on_a_matching_project_imports_nothing_heavy(
     imported = _imported(result.stderr)
     assert {"silo_regress", "orjson"} <= imported  # the parser sees imports at all
     assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
+    modules = _modules(result.stderr)
+    assert "silo_regress.judge" in modules
+    assert not modules & set(DEFERRED), sorted(modules & set(DEFERRED))
+
+
+def test_check_loads_what_it_defers_once_it_needs_it(matching_project: SiloProject) -> None:
+    """The deferred modules still load where their work is done: proof the probe sees them."""
+    config = matching_project.root / "pyproject.toml"
+    config.write_text(config.read_text(encoding="utf-8") + 'inputs = ["agent.ts"]\n')
+    (matching_project.root / "agent.ts").write_text("export default {}\n", encoding="utf-8")
+    matching_project.add_run(
+        "TASK-002", started="2099-01-01T00:00:00.000Z", result=make_result(reward=0)
+    )
+    args = ["-X", "importtime", "-m", "silo_regress", "--color", "never", "check"]
+    result = _run(args, matching_project.root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "changed" in result.stdout
+    modules = _modules(result.stderr)
+    stale_and_diff = {
+        "silo_regress.freshness",
+        "silo_regress.provenance",
+        "silo_regress.fingerprint",
+        "silo_regress.jsondiff",
+        "hashlib",
+    }
+    assert stale_and_diff <= modules, sorted(stale_and_diff - modules)
 
 
 def test_a_failing_check_without_colour_imports_nothing_heavy(

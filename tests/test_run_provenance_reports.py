@@ -132,6 +132,29 @@ def test_without_inputs_a_record_still_names_the_run(tmp_path: Path) -> None:
     assert results[0]["provenance"]["dirty"] is False
 
 
+def test_without_inputs_a_matching_run_leaves_its_record_unread(tmp_path: Path) -> None:
+    """The hook's common case pays nothing for provenance: a match reads no record.
+
+    A broken record beside a matching run would warn if it were read; it stays
+    silent, while the same task's changed run still names what made it.
+    """
+    project = make_project(tmp_path / "p")
+    first = project.add_run("TASK-001")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    (first / PROVENANCE_FILE).write_bytes(b"{ not json")
+    checked = project.cli("check", "--format", "json")
+    assert checked.exit_code == 0
+    assert PROVENANCE_FILE not in checked.stderr
+    assert [r["provenance"] for r in json.loads(checked.stdout)["results"]] == [None, None]
+
+    run = project.add_run("TASK-001", result=make_result(passed=False, reward=0))
+    write_provenance(run, _record())
+    results = json.loads(project.cli("check", "--format", "json").stdout)["results"]
+    assert [r["status"] for r in results] == ["changed", "match"]
+    # One run made both artifacts: the matching one is named too, from the same record.
+    assert [r["provenance"]["commit"] for r in results] == [_record().commit] * 2
+
+
 @pytest.mark.parametrize(
     ("mangle", "problem"),
     [

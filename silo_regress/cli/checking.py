@@ -114,10 +114,12 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.sharding import select_shard
 
         targets = select_shard(targets, chosen_shard)
-    from silo_regress.fingerprint import current_inputs
+    inputs = None
+    if config.input_globs:  # without inputs there is no stale detection to load
+        from silo_regress.fingerprint import current_inputs
 
-    # The hook judges the inputs being committed; every other check the working tree.
-    inputs = current_inputs(config, staged=options.staged)
+        # The hook judges the inputs being committed; every other check the working tree.
+        inputs = current_inputs(config, staged=options.staged)
     reports = [
         judge_check(
             config,

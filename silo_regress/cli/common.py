@@ -15,8 +15,6 @@ import io
 import os
 import signal
 import sys
-import threading
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +89,8 @@ def run_guarded(
     except passthrough:
         raise
     except Exception:
+        import traceback  # only a bug pays for it
+
         traceback.print_exc()
         error("internal error (a bug in silo-regress); please report it with the traceback above")
         return int(ExitCode.INTERNAL)
@@ -162,12 +162,12 @@ def guard_standard_streams() -> None:
 
 def terminate_as_interrupt() -> None:
     """SIGTERM (a cancelled CI job) ends a command like Ctrl-C: cleanup runs, exit 130."""
-    if threading.current_thread() is not threading.main_thread():
-        return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
+    # Off the main thread signal.signal raises ValueError: there is nothing to install
+    # (and no threading import on the hook's start-up path to ask first).
     with contextlib.suppress(ValueError, OSError):
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             signal.signal(signal.SIGTERM, interrupt)

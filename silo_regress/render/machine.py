@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 from silo_regress.behaviour.codec import note_json
-from silo_regress.outcome import MISSING, Change, Outcome, Report
+from silo_regress.jsondiff import MISSING, Change
+from silo_regress.outcome import Outcome, Report
 from silo_regress.render.wording import words
 
 

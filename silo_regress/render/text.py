@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from silo_regress.outcome import Outcome, Report, Verdict
-from silo_regress.overview import Status, StatusRow
-from silo_regress.recorder import FileState, Recording
 
 if TYPE_CHECKING:
+    # Types only: importing them would load the judge and the recorder (with their
+    # dataclasses) into every `check`, which reads neither.
     from silo_regress.behaviour.notes import Note
+    from silo_regress.overview import Status, StatusRow
+    from silo_regress.recorder import Recording
 
 DIFF_LINE_CAP = 200
 _FAIL_WORD = {
@@ -247,6 +249,8 @@ def accept_hint(report: Report) -> str:
 
 
 def render_recordings(recordings: Iterable[Recording], *, color: bool = False) -> str:
+    from silo_regress.recorder import FileState
+
     palette = Palette(color)
     style = {FileState.NEW: ("green",), FileState.CHANGED: ("yellow",), FileState.UNCHANGED: ()}
     out = []
