@@ -21,7 +21,13 @@ from silo_regress.cli.common import (
 from silo_regress.cli.failon import FailOn
 from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
 from silo_regress.cli.output import ReportFormat, emit_report
-from silo_regress.cli.rolloutoptions import AgentOption, JobsOption, RolloutFlags, TimeoutOption
+from silo_regress.cli.rolloutoptions import (
+    AgentOption,
+    JobsOption,
+    RolloutFlags,
+    TimeoutOption,
+    at_least,
+)
 from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -58,8 +64,9 @@ def record(
         int | None,
         typer.Option(
             "--repeat",
-            min=1,
-            help="Start Silo N times per task first; refuse a task whose runs disagree.",
+            callback=at_least(1),
+            help="Start Silo N times (at least 1) per task first; refuse a task whose runs "
+            "disagree.",
             show_default=False,
         ),
     ] = None,
@@ -282,7 +289,12 @@ def diff(
         ),
     ] = None,
     report_format: Annotated[
-        ReportFormat, typer.Option("--format", help="Report format on stdout.")
+        ReportFormat,
+        typer.Option(
+            "--format",
+            help="Report format on stdout: any of these for a task; text, markdown or json "
+            "with --from.",
+        ),
     ] = ReportFormat.TEXT,
     from_ref: Annotated[
         str | None,
