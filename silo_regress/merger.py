@@ -291,19 +291,50 @@ def attach_texts(report: Report, project: Path) -> Report:
     checkout at another commit never shows a made-up diff.
     """
     outcomes = []
+    left_out: list[str] = []
     for outcome in report.outcomes:
         if outcome.verdict is Verdict.CHANGED and outcome.baseline_path and outcome.changes:
             texts = _texts(project / outcome.baseline_path, outcome.changes)
             if texts is not None:
                 outcome = _with_texts(outcome, *texts)
+            else:
+                left_out.append(f"{outcome.task} {outcome.artifact}")
+                outcome = _without_diff(outcome, project)
         outcomes.append(outcome)
+    warnings = report.warnings
+    if left_out:
+        warnings += (_left_out_warning(left_out, project),)
     return Report(
-        outcomes=tuple(outcomes), warnings=report.warnings, source=report.source, shard=report.shard
+        outcomes=tuple(outcomes), warnings=warnings, source=report.source, shard=report.shard
     )
 
 
 def _with_texts(outcome: Outcome, baseline: bytes, run: bytes) -> Outcome:
     return Outcome(**{**outcome.__dict__, "baseline_text": baseline, "run_text": run})
+
+
+def _without_diff(outcome: Outcome, project: Path) -> Outcome:
+    """The outcome saying why its line diff is missing: JSON reports carry only the
+    changed values, and the baseline here is not the one the shard compared."""
+    if outcome.detail:
+        return outcome
+    detail = (
+        f"no line diff: {outcome.baseline_path} under {project.resolve()} is missing or is not the "
+        "baseline this shard checked; the changed values are listed instead"
+    )
+    return Outcome(**{**outcome.__dict__, "detail": detail})
+
+
+def _left_out_warning(labels: Sequence[str], project: Path) -> str:
+    shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
+    count = len(labels)
+    return (
+        f"{count} changed artifact{'s' * (count != 1)} without a line diff ({shown}): "
+        f"the shard reports hold only the changed values, and the baselines under "
+        f"{project.resolve()} "
+        "are missing or differ from the ones checked; run merge in a checkout of the "
+        "commit the shards checked to see the diffs"
+    )
 
 
 def _texts(path: Path, changes: Sequence[Change]) -> tuple[bytes, bytes] | None:
