@@ -435,6 +435,68 @@ def history(repo: Repository, paths: Iterable[str], *, start: str = "HEAD") -> l
     return found
 
 
+def recent_commits(repo: Repository, directory: str, *, limit: int) -> list[CommitInfo]:
+    """The newest ``limit`` commits reachable from HEAD that changed ``directory``.
+
+    Plain ``git log``, not GitPython as :func:`history` uses: this runs for
+    ``check --format html``, where GitPython's import would cost more than the log.
+    Short hashes are git's own (``%h``); nothing when there are no commits.
+    """
+    if not has_commits(repo):
+        return []
+    fields = "%H%x1f%h%x1f%P%x1f%as%x1f%an%x1f%ae%x1f%s"
+    out = _git(
+        repo,
+        "log",
+        "-z",
+        f"--max-count={limit}",
+        f"--format={fields}",
+        "HEAD",
+        *_pathspec(directory) or ["--"],
+    )
+    edge = shallow_commits(repo)
+    found: list[CommitInfo] = []
+    for record in out.decode("utf-8", "replace").split("\0"):
+        parts = record.split("\x1f")
+        if len(parts) != 7:
+            continue
+        sha, short, parents, day, name, email, subject = parts
+        boundary = sha in edge
+        first = parents.split()[0] if parents.split() and not boundary else None
+        found.append(
+            CommitInfo(
+                sha=sha,
+                short=short,
+                day=date.fromisoformat(day),
+                author=name or email or "?",
+                subject=subject,
+                parent=first,
+                boundary=boundary,
+            )
+        )
+    return found
+
+
+def object_ids(repo: Repository, names: Sequence[str]) -> list[str | None]:
+    """The object hash each ``commit:path`` names, None where there is none.
+
+    One ``git cat-file --batch-check`` for all of them; the contents are then read
+    once per distinct hash (:func:`read_blobs`), since most files stay the same
+    from one commit to the next.
+    """
+    if not names:
+        return []
+    payload = "".join(name + "\n" for name in names).encode("utf-8", "surrogateescape")
+    out = _git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=payload)
+    ids: list[str | None] = []
+    for line in out.decode("ascii", "replace").splitlines():
+        sha, _, kind = line.partition(" ")
+        ids.append(sha if kind == "blob" else None)
+    if len(ids) != len(names):
+        raise GitError(f"{repo.root}: git cat-file answered {len(ids)} of {len(names)} names")
+    return ids
+
+
 # --- provenance: what a run was made from ---------------------------------------
 
 _SYMLINK_MODE = b"120000"

@@ -7,7 +7,8 @@ flipped, reward, state changes), so a pull request's effect reads in agent terms
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +30,7 @@ from silo_regress.behaviour.notes import (
 )
 from silo_regress.canonical import apply_ignores, canonicalize
 from silo_regress.config import Config
+from silo_regress.direction import Scores, read_scores
 from silo_regress.errors import GitError, InputError, TaskRefError
 from silo_regress.jsondiff import Change, diff_values
 from silo_regress.overview import Status, StatusRow
@@ -285,6 +287,87 @@ def _log_ref(config: Config, repo: gitio.Repository, directory: str, ref: TaskRe
             f"name one, e.g. silo-regress log {qualified[0]}"
         )
     return ref
+
+
+# --- pass rate and reward across commits ----------------------------------------
+
+HISTORY_LIMIT = 30  # commits on the review page's chart
+RESULT_ARTIFACT = "result.json"
+
+
+@dataclass(frozen=True)
+class ScorePoint:
+    """The checked tasks' result.json baselines as one commit holds them."""
+
+    commit: gitio.CommitInfo
+    tasks: int  # checked tasks with a readable result.json baseline in this commit
+    passed: int  # of those, how many pass
+    judged: int  # of those, how many say whether they pass
+    mean_reward: float | None  # over the tasks with a numeric reward
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.judged if self.judged else None
+
+
+@dataclass(frozen=True)
+class ScoreHistory:
+    points: tuple[ScorePoint, ...]  # oldest first
+
+
+def score_history(
+    config: Config, tasks: Iterable[TaskRef], *, limit: int = HISTORY_LIMIT
+) -> ScoreHistory | None:
+    """Pass rate and mean reward of ``tasks`` at each of the last ``limit`` commits that
+    changed the baselines, oldest first.
+
+    None when there is no history to draw: outside a git repository, before the
+    first commit, or with fewer than two such commits (a shallow CI clone). A
+    chart is an extra, so git trouble means no chart, never an error.
+    """
+    try:
+        repo = gitio.find_repository(config.project)
+        directory = repo.path_of(config.baselines_dir)
+        commits = gitio.recent_commits(repo, directory, limit=limit)
+        if len(commits) < 2:
+            return None
+        paths = sorted({_join(directory, baseline_relpath(t, RESULT_ARTIFACT)) for t in tasks})
+        ids = gitio.object_ids(repo, [f"{c.sha}:{p}" for c in commits for p in paths])
+        unique = sorted({i for i in ids if i is not None})
+        blobs = gitio.read_blobs(repo, unique)
+    except GitError:
+        return None
+    scores = {sha: _blob_scores(data) for sha, data in zip(unique, blobs, strict=True)}
+    points = []
+    for n, commit in enumerate(commits):
+        found = [scores.get(i) for i in ids[n * len(paths) : (n + 1) * len(paths)] if i]
+        point = _point(commit, [s for s in found if s is not None])
+        if point.tasks:
+            points.append(point)
+    if len(points) < 2:
+        return None
+    return ScoreHistory(tuple(reversed(points)))
+
+
+def _blob_scores(data: bytes | None) -> Scores | None:
+    if data is None:
+        return None
+    try:
+        return read_scores(json.loads(data))
+    except (ValueError, RecursionError):
+        return None  # a conflicted or broken baseline in an old commit: not counted
+
+
+def _point(commit: gitio.CommitInfo, found: Sequence[Scores]) -> ScorePoint:
+    judged = [s.passed for s in found if s.passed is not None]
+    rewards = [float(s.reward) for s in found if s.reward is not None]
+    return ScorePoint(
+        commit=commit,
+        tasks=len(found),
+        passed=sum(judged),
+        judged=len(judged),
+        mean_reward=sum(rewards) / len(rewards) if rewards else None,
+    )
 
 
 # --- git state for status -----------------------------------------------------------

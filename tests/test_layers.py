@@ -60,7 +60,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("result", "state", "toolevents"),
     ],
     "silo_regress.render": [
-        ("wording", "hunks"),
+        ("wording", "hunks", "chart"),
         ("excerpt",),
         ("summary",),
         ("text", "machine"),

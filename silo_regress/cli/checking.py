@@ -121,7 +121,14 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     )
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
-    emit_report(report, options.report_format, g, output=options.output, verbose=options.verbose)
+    emit_report(
+        report,
+        options.report_format,
+        g,
+        output=options.output,
+        verbose=options.verbose,
+        config=config,
+    )
     return exit_code(report, options.fail_on)
 
 

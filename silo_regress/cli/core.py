@@ -339,7 +339,7 @@ def diff(
         raise UsageError("name a task (diff TASK-002), or compare commits with --from GITREF")
     index = index_runs(config.runs_dir)
     report = run_check(config, index, working_tree(config), parse_refs([ref]))
-    emit_report(report, report_format, g, verbose=True)
+    emit_report(report, report_format, g, verbose=True, config=config)
     return 0
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from silo_regress.cli.common import Globals, out, warn
 
 if TYPE_CHECKING:
+    from silo_regress.config import Config
+    from silo_regress.history import ScoreHistory
     from silo_regress.outcome import Report
 
 
@@ -33,22 +35,38 @@ def emit_report(
     *,
     output: Path | None = None,
     verbose: bool = False,
+    config: Config | None = None,
 ) -> None:
-    """Print the report; with ``output``, write ``report_format`` there and text here."""
+    """Print the report; with ``output``, write ``report_format`` there and text here.
+
+    With ``config``, an HTML report gets the chart of the baselines' git history.
+    """
     from silo_regress.render import render_report
 
     for warning in report.warnings:
         warn(warning)
     if report_format is ReportFormat.GITHUB:
         append_step_summary(report)
+    history = _history(report, config) if report_format is ReportFormat.HTML else None
     if output is not None:
         from silo_regress.fsio import write_output
 
-        rendered = render_report(report, report_format.value, color=False).encode()
+        rendered = render_report(report, report_format.value, color=False, history=history).encode()
         write_output(output, rendered, shown=str(output))
         report_format = ReportFormat.TEXT
-    text = render_report(report, report_format.value, color=g.use_color(), show_matches=verbose)
+    text = render_report(
+        report, report_format.value, color=g.use_color(), show_matches=verbose, history=history
+    )
     out(text)
+
+
+def _history(report: Report, config: Config | None) -> ScoreHistory | None:
+    """Git history is read only for the HTML page: other formats draw no chart."""
+    if config is None:
+        return None
+    from silo_regress.history import score_history
+
+    return score_history(config, dict.fromkeys(o.task for o in report.outcomes))
 
 
 def append_step_summary(report: Report) -> None:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from html import escape
+from typing import TYPE_CHECKING
 
 from silo_regress.behaviour.notes import IdsChanged, Note, SegmentKind
 from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.render.chart import CHART_CSS, chart_html, chart_variables
 from silo_regress.render.excerpt import change_lines, headline, summary_sentence, task_label
 from silo_regress.render.hunks import Row, cut_note, line_diff, side_by_side
 from silo_regress.render.summary import (
@@ -25,6 +27,9 @@ from silo_regress.render.summary import (
     summarize_report,
 )
 from silo_regress.render.wording import one_line, phrase
+
+if TYPE_CHECKING:
+    from silo_regress.history import ScoreHistory
 
 ROW_CAP = 400
 ID_CAP = 12  # ids named per clause of a note; the rest as "and N more"
@@ -71,7 +76,7 @@ def _variables(scheme: str) -> str:
     kinds = " ".join(
         f"--{kind}-fg: {fg}; --{kind}-bg: {bg};" for kind, (fg, bg) in COLOURS[scheme].items()
     )
-    return base + " " + kinds
+    return base + " " + kinds + " " + chart_variables(scheme)
 
 
 _CSS = (
@@ -106,8 +111,9 @@ ul.counts { list-style: none; padding: 0; margin: .6em 0; display: flex; flex-wr
     + """
 table.summary { border-collapse: collapse; margin: .6em 0; width: 100%; }
 table.summary th, table.summary td { border: 1px solid var(--line); padding: 4px 8px;
-  text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+  text-align: left; vertical-align: top; overflow-wrap: break-word; }
 table.summary th { background: var(--panel); }
+table.summary td:first-child code { white-space: nowrap; }
 article.card { border: 1px solid var(--line); border-left: 6px solid var(--line);
   border-radius: 6px; padding: .8em 1em; margin: 1em 0; background: var(--bg); }
 article.card.k-regression { border-left-color: var(--regression-fg); }
@@ -141,6 +147,7 @@ details.matches summary { cursor: pointer; font-weight: 600; padding: .3em 0; }
   article.card { padding: .6em .7em; }
 }
 """
+    + CHART_CSS.lstrip("\n")
 )
 
 
@@ -178,7 +185,10 @@ def _highlight(lines: list[str]) -> list[str]:
     return out[: len(lines)]
 
 
-def render_html(report: Report, *, title: str = "silo-regress check") -> str:
+def render_html(
+    report: Report, *, title: str = "silo-regress check", history: ScoreHistory | None = None
+) -> str:
+    """The page; ``history`` (from git, when there is one) adds the pass-rate chart."""
     summary = summarize_report(report)
     where = "" if report.source.is_working_tree else f" (baselines from {report.source.label})"
     out = [
@@ -200,6 +210,8 @@ def render_html(report: Report, *, title: str = "silo-regress check") -> str:
     if scores is not None:
         out.append(f'<p class="scores" id="scores">{escape(scores)}</p>')
     out += _counts(summary)
+    if history is not None:
+        out += chart_html(history)
     out.append("</header>")
     out.append("<main>")
     grouped = _grouped(summary)
@@ -257,7 +269,7 @@ def _section_of(kind: str) -> str:
 
 def _index(grouped: list[tuple[str, str, list[TaskLine]]]) -> list[str]:
     out = [
-        '<table class="summary" id="summary">',
+        '<div class="scroll"><table class="summary" id="summary">',
         "<thead><tr><th>Task</th><th>Kind</th><th>What changed</th></tr></thead>",
         "<tbody>",
     ]
@@ -272,7 +284,7 @@ def _index(grouped: list[tuple[str, str, list[TaskLine]]]) -> list[str]:
                 f"<td>{what}</td></tr>"
             )
             card += 1
-    out += ["</tbody>", "</table>"]
+    out += ["</tbody>", "</table></div>"]
     return out
 
 

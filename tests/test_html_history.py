@@ -1,0 +1,168 @@
+"""The review page's history chart: pass rate and mean reward per commit, from git."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from gitrepo import commit_all, repo_project, rerun
+from silofixture import SiloProject, git
+
+
+def _history_project(root: Path) -> SiloProject:
+    """Three commits of TASK-001..3: all pass; TASK-001 fails at 0.5; TASK-002 at 0.75.
+    Then a newer run of TASK-003, not recorded, so check has something to report."""
+    project = repo_project(root)
+    for task in ("TASK-001", "TASK-002", "TASK-003"):
+        project.add_run(task)
+    assert project.cli("record", "--all").exit_code == 0
+    commit_all(project, "Record the tasks", date="2026-03-01T10:00:00Z")
+    rerun(project, "TASK-001", passed=False, reward=0.5)
+    assert project.cli("record", "TASK-001").exit_code == 0
+    commit_all(project, "Stricter <stage> check", date="2026-03-02T10:00:00Z")
+    (root / "notes.txt").write_text("no baseline here\n", encoding="utf-8")
+    commit_all(project, "Unrelated commit", date="2026-03-03T10:00:00Z")
+    rerun(project, "TASK-002", reward=0.75)
+    assert project.cli("record", "TASK-002").exit_code == 0
+    commit_all(project, "Lower reward for TASK-002", date="2026-03-04T10:00:00Z")
+    rerun(project, "TASK-003", passed=False, reward=0)
+    return project
+
+
+def _page(project: SiloProject, out: Path, *args: str) -> str:
+    result = project.cli("check", "--format", "html", "--output", str(out), *args)
+    assert result.exit_code == 1, result.output
+    assert "error" not in result.stderr
+    return out.read_text(encoding="utf-8")
+
+
+class _Text(HTMLParser):
+    """Text of the elements with an id, and every tag with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "tr":
+            self.rows.append([])
+        if tag in {"td", "th"}:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in {"td", "th"} and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_the_chart_shows_pass_rate_and_reward_per_commit(tmp_path: Path) -> None:
+    project = _history_project(tmp_path / "repo")
+    html = _page(project, tmp_path / "report.html")
+    figure = html.split('<figure class="history"')[1].split("</figure>")[0]
+    assert "over the last 3 commits that changed baselines" in figure  # not the unrelated one
+    parser = _Text()
+    parser.feed(html.split("<figure")[1])
+    table = parser.rows[
+        parser.rows.index(["Commit", "Date", "Subject", "Tasks", "Pass rate", "Mean reward"]) + 1 :
+    ][:3]
+    assert [row[1:] for row in table] == [  # newest first, as git log reads
+        ["2026-03-04", "Lower reward for TASK-002", "3", "67% (2 of 3)", "0.75"],
+        ["2026-03-02", "Stricter <stage> check", "3", "67% (2 of 3)", "0.833"],
+        ["2026-03-01", "Record the tasks", "3", "100% (3 of 3)", "1"],
+    ]
+    assert "Stricter &lt;stage&gt; check" in figure  # a subject is text, never markup
+    # accessible: a labelled image with a description of the trend, and the table
+    svg = next(a for t, a in parser.tags if t == "svg")
+    assert svg["role"] == "img" and svg["aria-labelledby"] == "history-title history-desc"
+    desc = re.search(r'<desc id="history-desc">(.*?)</desc>', figure)
+    assert desc and "pass rate 100% (3 of 3) to 67% (2 of 3), mean reward 1 to 0.75" in desc[1]
+    assert '<title id="history-title">' in figure
+    # two lines of three points each, the reward line told apart by its dashes
+    lines = re.findall(r'<path class="line (\w+)" d="([^"]+)"', figure)
+    assert [(kind, d.count("L")) for kind, d in lines] == [("pass", 2), ("reward", 2)]
+    assert figure.count('class="dot pass"') == figure.count('class="dot reward"') == 3
+    assert "stroke-dasharray" in html and "--chart-pass:" in html
+    # nothing is loaded from anywhere
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+
+
+def test_the_chart_follows_the_checked_tasks(tmp_path: Path) -> None:
+    project = _history_project(tmp_path / "repo")
+    html = _page(project, tmp_path / "one.html", "TASK-001", "TASK-003")
+    parser = _Text()
+    parser.feed(html.split("<figure")[1])
+    rates = [row[4] for row in parser.rows if len(row) == 6 and row[0] != "Commit"]
+    assert rates == ["50% (1 of 2)", "50% (1 of 2)", "100% (2 of 2)"]
+
+
+def _assert_no_chart(project: SiloProject, out: Path, *, env: dict[str, str] | None = None) -> None:
+    command = [str(Path(sys.executable).with_name("silo-regress")), "check", "--format", "html"]
+    done = subprocess.run(
+        [*command, "--output", str(out)],
+        cwd=project.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""  # no chart is not worth a word
+    html = out.read_text(encoding="utf-8")
+    assert 'id="regressions"' in html and "<figure" not in html and "<svg" not in html
+
+
+def test_no_chart_outside_git_with_one_commit_or_a_shallow_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    project = _history_project(tmp_path / "repo")
+    # a shallow clone, as CI checks out by default: one commit, so no history to draw
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", (tmp_path / "repo").as_uri(), str(clone))
+    shutil.copytree(project.runs_dir, clone / ".silo" / "runs")
+    shallow = SiloProject(root=clone, runs_dir=clone / ".silo" / "runs")
+    _assert_no_chart(shallow, tmp_path / "shallow.html")
+    # no repository at all
+    shutil.rmtree(project.root / ".git")
+    _assert_no_chart(project, tmp_path / "plain.html")
+    # a repository whose baselines were committed once
+    git(project.root, "init", "-q", "-b", "main")
+    commit_all(project, "Everything at once")
+    _assert_no_chart(project, tmp_path / "once.html")
+
+
+def test_no_git_on_path_means_no_chart_and_no_error(tmp_path: Path) -> None:
+    project = _history_project(tmp_path / "repo")
+    bin_dir = tmp_path / "bin"  # python only: the check runs, git is not there
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    _assert_no_chart(project, tmp_path / "nogit.html", env={"PATH": str(bin_dir)})
+
+
+def test_only_the_html_page_reads_history_and_never_imports_gitpython(tmp_path: Path) -> None:
+    project = _history_project(tmp_path / "repo")
+    args = [sys.executable, "-X", "importtime", "-m", "silo_regress", "check", "--format"]
+    for fmt in ("html", "json"):
+        done = subprocess.run(
+            [*args, fmt], cwd=project.root, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 1
+        imported = {
+            line.rsplit("|", 1)[1].strip().split(".")[0]
+            for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+        assert "silo_regress" in imported and "git" not in imported, fmt
+        assert ("<svg" in done.stdout) is (fmt == "html")
