@@ -14,7 +14,9 @@ with spaces, quotes, glob characters or non-ASCII letters need no quoting.
 from __future__ import annotations
 
 import enum
+import functools
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,6 +36,7 @@ _PATH_VARIABLES = (
     "GIT_COMMON_DIR",
 )
 _REGULAR_FILE_MODES = {b"100644", b"100755"}
+_TREE_MODE = b"40000"  # as a tree object writes it (ls-tree prints 040000)
 _SPECIAL_MODES = {b"120000": "symbolic link", b"160000": "submodule"}
 _NOT_A_REPO = "not a git repository"
 
@@ -251,6 +254,52 @@ def read_blobs(repo: Repository, names: Sequence[str]) -> list[bytes | None]:
     One ``git cat-file --batch`` for all of them: starting git once per file would
     cost milliseconds each, which the hook pays on every commit.
     """
+    return _read_objects(repo, names, kind=b"blob")
+
+
+def read_trees(
+    repo: Repository, names: Sequence[str], *, hash_size: int
+) -> list[dict[str, str] | None]:
+    """The entries of trees (``sha`` or ``commit:dir``), None for missing ones.
+
+    Each tree as entry name -> object hash, for regular files and subdirectories
+    (their names end in "/"). One ``git cat-file --batch`` for all of them: git
+    resolves a ``commit:dir/file`` name by scanning the directory's tree, so
+    looking up thousands of files in each of many commits one by one takes seconds.
+    ``hash_size`` is the repository's hash length in bytes (20 for SHA-1, 32 for
+    SHA-256), which the binary tree format does not say.
+    """
+    return [
+        None if data is None else _tree_entries(data, hash_size=hash_size)
+        for data in _read_objects(repo, names, kind=b"tree")
+    ]
+
+
+def _tree_entries(data: bytes, *, hash_size: int) -> dict[str, str]:
+    # Entries are "<mode> <name>\0" and the raw hash, back to back; a match that
+    # does not start where the last one ended would have read hash bytes as a name.
+    entries: dict[str, str] = {}
+    pos = 0
+    for match in _tree_entry_pattern(hash_size).finditer(data):
+        if match.start() != pos:
+            raise GitError(f"git cat-file gave a malformed tree object at byte {pos}")
+        pos = match.end()
+        mode, name, sha = match.groups()
+        if mode in _REGULAR_FILE_MODES:
+            entries[_decode_path(name)] = sha.hex()
+        elif mode == _TREE_MODE:
+            entries[_decode_path(name) + "/"] = sha.hex()
+    if pos != len(data):
+        raise GitError(f"git cat-file gave a malformed tree object at byte {pos}")
+    return entries
+
+
+@functools.cache
+def _tree_entry_pattern(hash_size: int) -> re.Pattern[bytes]:
+    return re.compile(rb"(\d+) ([^\0]*)\0(.{%d})" % hash_size, re.DOTALL)
+
+
+def _read_objects(repo: Repository, names: Sequence[str], *, kind: bytes) -> list[bytes | None]:
     if not names:
         return []
     unique = list(dict.fromkeys(names))
@@ -265,9 +314,9 @@ def read_blobs(repo: Repository, names: Sequence[str]) -> list[bytes | None]:
             found[name] = None
             pos = end + 1
             continue
-        kind, size = header.split(b" ")[1:3]
+        found_kind, size = header.split(b" ")[1:3]
         start = end + 1
-        found[name] = out[start : start + int(size)] if kind == b"blob" else None
+        found[name] = out[start : start + int(size)] if found_kind == kind else None
         pos = start + int(size) + 1
     return [found[name] for name in names]
 
@@ -475,26 +524,6 @@ def recent_commits(repo: Repository, directory: str, *, limit: int) -> list[Comm
             )
         )
     return found
-
-
-def object_ids(repo: Repository, names: Sequence[str]) -> list[str | None]:
-    """The object hash each ``commit:path`` names, None where there is none.
-
-    One ``git cat-file --batch-check`` for all of them; the contents are then read
-    once per distinct hash (:func:`read_blobs`), since most files stay the same
-    from one commit to the next.
-    """
-    if not names:
-        return []
-    payload = "".join(name + "\n" for name in names).encode("utf-8", "surrogateescape")
-    out = _git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=payload)
-    ids: list[str | None] = []
-    for line in out.decode("ascii", "replace").splitlines():
-        sha, _, kind = line.partition(" ")
-        ids.append(sha if kind == "blob" else None)
-    if len(ids) != len(names):
-        raise GitError(f"{repo.root}: git cat-file answered {len(ids)} of {len(names)} names")
-    return ids
 
 
 # --- provenance: what a run was made from ---------------------------------------

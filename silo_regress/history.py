@@ -331,22 +331,44 @@ def score_history(
         commits = gitio.recent_commits(repo, directory, limit=limit)
         if len(commits) < 2:
             return None
-        paths = sorted({_join(directory, baseline_relpath(t, RESULT_ARTIFACT)) for t in tasks})
-        ids = gitio.object_ids(repo, [f"{c.sha}:{p}" for c in commits for p in paths])
-        unique = sorted({i for i in ids if i is not None})
+        wanted = sorted({baseline_relpath(t, RESULT_ARTIFACT) for t in tasks})
+        size = len(commits[0].sha) // 2
+        roots = gitio.read_trees(repo, [f"{c.sha}:{directory}" for c in commits], hash_size=size)
+        # Qualified refs live one directory down (ENV/TASK.result.json).
+        folders = {path.split("/")[0] + "/" for path in wanted if "/" in path}
+        below = sorted({root[f] for root in roots if root for f in folders if f in root})
+        subtrees = dict(zip(below, gitio.read_trees(repo, below, hash_size=size), strict=True))
+        ids = [_resolve(root or {}, subtrees, wanted) for root in roots]
+        # Most baselines are the same blob from one commit to the next: read each once.
+        unique = sorted({sha for found in ids for sha in found})
         blobs = gitio.read_blobs(repo, unique)
     except GitError:
         return None
     scores = {sha: _blob_scores(data) for sha, data in zip(unique, blobs, strict=True)}
     points = []
-    for n, commit in enumerate(commits):
-        found = [scores.get(i) for i in ids[n * len(paths) : (n + 1) * len(paths)] if i]
-        point = _point(commit, [s for s in found if s is not None])
+    for commit, found in zip(commits, ids, strict=True):
+        point = _point(commit, [s for sha in found if (s := scores[sha]) is not None])
         if point.tasks:
             points.append(point)
     if len(points) < 2:
         return None
     return ScoreHistory(tuple(reversed(points)))
+
+
+def _resolve(
+    root: Mapping[str, str],
+    subtrees: Mapping[str, dict[str, str] | None],
+    paths: Iterable[str],
+) -> list[str]:
+    """The blob hashes of ``paths`` (relative to the baselines directory) in one commit."""
+    found = []
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        tree = subtrees.get(root.get(folder + "/", "")) if folder else root
+        sha = tree.get(name) if tree else None
+        if sha is not None:
+            found.append(sha)
+    return found
 
 
 def _blob_scores(data: bytes | None) -> Scores | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from gitrepo import commit_all, repo_project, rerun
-from silofixture import SiloProject, git
+from silofixture import SiloProject, git, make_result
 
 
 def _history_project(root: Path) -> SiloProject:
@@ -166,3 +166,33 @@ def test_only_the_html_page_reads_history_and_never_imports_gitpython(tmp_path: 
         }
         assert "silo_regress" in imported and "git" not in imported, fmt
         assert ("<svg" in done.stdout) is (fmt == "html")
+
+
+def test_the_chart_reads_baselines_of_qualified_refs(tmp_path: Path) -> None:
+    """TASK-009 in two environments: its baselines are crm-east/ and crm-west/ files."""
+    project = repo_project(tmp_path / "repo")
+    project.add_run("TASK-009", env="crm-west")
+    project.add_run("TASK-009", env="crm-east")
+    assert project.cli("record", "--all").exit_code == 0
+    assert (project.baselines / "crm-east" / "TASK-009.result.json").is_file()
+    commit_all(project, "Record both environments", date="2026-03-01T10:00:00Z")
+    project.add_run("TASK-009", env="crm-east", result=make_result(passed=False, reward=0.25))
+    assert project.cli("record", "crm-east/TASK-009").exit_code == 0
+    commit_all(project, "crm-east fails now", date="2026-03-02T10:00:00Z")
+    project.add_run("TASK-009", env="crm-west", result=make_result(passed=False, reward=0))
+    html = _page(project, tmp_path / "report.html")
+    parser = _Text()
+    parser.feed(html.split("<figure")[1])
+    rows = [row[3:] for row in parser.rows if len(row) == 6 and row[0] != "Commit"]
+    assert rows == [["2", "50% (1 of 2)", "0.625"], ["2", "100% (2 of 2)", "1"]]
+
+
+def test_a_malformed_tree_object_is_a_git_error_not_a_wrong_chart() -> None:
+    from silo_regress.errors import GitError
+    from silo_regress.gitio import _tree_entries
+
+    sha = bytes(range(20))
+    good = b"100644 a.json\0" + sha + b"40000 env\0" + sha
+    assert _tree_entries(good, hash_size=20) == {"a.json": sha.hex(), "env/": sha.hex()}
+    with pytest.raises(GitError, match="malformed tree object at byte 34"):
+        _tree_entries(good[:-3], hash_size=20)
