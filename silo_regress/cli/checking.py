@@ -17,7 +17,7 @@ from silo_regress.cli.common import (
     warn,
 )
 from silo_regress.cli.failon import FailOn, exit_code
-from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.errors import InputError
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.sharding import select_shard
 
         targets = select_shard(targets, chosen_shard)
+    history = start_history(options.report_format, config, [t.ref for t in targets])
     from silo_regress.fingerprint import current_inputs
 
     # The hook judges the inputs being committed; every other check the working tree.
@@ -127,7 +128,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         g,
         output=options.output,
         verbose=options.verbose,
-        config=config,
+        history=history,
     )
     return exit_code(report, options.fail_on)
 

@@ -20,7 +20,7 @@ from silo_regress.cli.common import (
 )
 from silo_regress.cli.failon import FailOn
 from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
-from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.cli.rolloutoptions import (
     AgentOption,
     JobsOption,
@@ -339,7 +339,8 @@ def diff(
         raise UsageError("name a task (diff TASK-002), or compare commits with --from GITREF")
     index = index_runs(config.runs_dir)
     report = run_check(config, index, working_tree(config), parse_refs([ref]))
-    emit_report(report, report_format, g, verbose=True, config=config)
+    history = start_history(report_format, config, [o.task for o in report.outcomes])
+    emit_report(report, report_format, g, verbose=True, history=history)
     return 0
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 import os
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from silo_regress.config import Config
     from silo_regress.history import ScoreHistory
     from silo_regress.outcome import Report
+    from silo_regress.taskref import TaskRef
 
 
 class ReportFormat(enum.StrEnum):
@@ -28,6 +31,47 @@ class ReportFormat(enum.StrEnum):
     HTML = "html"
 
 
+class PendingHistory:
+    """The HTML page's history chart, read from git in a thread while check judges.
+
+    Reading 30 commits of baselines is mostly git's work in its own processes, so
+    it costs the page little when it overlaps the judging. Only the HTML format
+    starts one: the other formats never read history.
+    """
+
+    def __init__(self, config: Config, tasks: Iterable[TaskRef]) -> None:
+        self._tasks = list(tasks)
+        self._config = config
+        self._value: ScoreHistory | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, name="history", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        from silo_regress.history import score_history
+
+        try:
+            self._value = score_history(self._config, self._tasks)
+        except BaseException as exc:  # a bug: raised where the page is rendered
+            self._error = exc
+
+    def result(self) -> ScoreHistory | None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def start_history(
+    report_format: ReportFormat, config: Config | None, tasks: Iterable[TaskRef]
+) -> PendingHistory | None:
+    """The chart's reading, started now, when ``report_format`` is HTML and a project
+    is known; None otherwise."""
+    if report_format is not ReportFormat.HTML or config is None:
+        return None
+    return PendingHistory(config, tasks)
+
+
 def emit_report(
     report: Report,
     report_format: ReportFormat,
@@ -35,11 +79,11 @@ def emit_report(
     *,
     output: Path | None = None,
     verbose: bool = False,
-    config: Config | None = None,
+    history: PendingHistory | None = None,
 ) -> None:
     """Print the report; with ``output``, write ``report_format`` there and text here.
 
-    With ``config``, an HTML report gets the chart of the baselines' git history.
+    An HTML report gets the chart ``history`` reads (:func:`start_history`).
     """
     from silo_regress.render import render_report
 
@@ -47,26 +91,17 @@ def emit_report(
         warn(warning)
     if report_format is ReportFormat.GITHUB:
         append_step_summary(report)
-    history = _history(report, config) if report_format is ReportFormat.HTML else None
+    chart = history.result() if history is not None else None
     if output is not None:
         from silo_regress.fsio import write_output
 
-        rendered = render_report(report, report_format.value, color=False, history=history).encode()
+        rendered = render_report(report, report_format.value, color=False, history=chart).encode()
         write_output(output, rendered, shown=str(output))
         report_format = ReportFormat.TEXT
     text = render_report(
-        report, report_format.value, color=g.use_color(), show_matches=verbose, history=history
+        report, report_format.value, color=g.use_color(), show_matches=verbose, history=chart
     )
     out(text)
-
-
-def _history(report: Report, config: Config | None) -> ScoreHistory | None:
-    """Git history is read only for the HTML page: other formats draw no chart."""
-    if config is None:
-        return None
-    from silo_regress.history import score_history
-
-    return score_history(config, dict.fromkeys(o.task for o in report.outcomes))
 
 
 def append_step_summary(report: Report) -> None:

@@ -12,7 +12,7 @@ from silo_regress.cli.app import app
 from silo_regress.cli.common import globals_of, handled, project_config
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
-from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.errors import ConfigError
 
 
@@ -48,5 +48,6 @@ def merge(
         # The chart is an extra: a merge run outside a project still writes its page.
         with contextlib.suppress(ConfigError):
             config = project_config(g)
-    emit_report(report, report_format, g, output=output, verbose=verbose, config=config)
+    history = start_history(report_format, config, dict.fromkeys(o.task for o in report.outcomes))
+    emit_report(report, report_format, g, output=output, verbose=verbose, history=history)
     return exit_code(report, fail_on)
