@@ -10,28 +10,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from gitrepo import commit_all, repo_project, rerun
+from gitrepo import commit_all, repo_project
+from reportfixture import history_project
 from silofixture import SiloProject, git, make_result
-
-
-def _history_project(root: Path) -> SiloProject:
-    """Three commits of TASK-001..3: all pass; TASK-001 fails at 0.5; TASK-002 at 0.75.
-    Then a newer run of TASK-003, not recorded, so check has something to report."""
-    project = repo_project(root)
-    for task in ("TASK-001", "TASK-002", "TASK-003"):
-        project.add_run(task)
-    assert project.cli("record", "--all").exit_code == 0
-    commit_all(project, "Record the tasks", date="2026-03-01T10:00:00Z")
-    rerun(project, "TASK-001", passed=False, reward=0.5)
-    assert project.cli("record", "TASK-001").exit_code == 0
-    commit_all(project, "Stricter <stage> check", date="2026-03-02T10:00:00Z")
-    (root / "notes.txt").write_text("no baseline here\n", encoding="utf-8")
-    commit_all(project, "Unrelated commit", date="2026-03-03T10:00:00Z")
-    rerun(project, "TASK-002", reward=0.75)
-    assert project.cli("record", "TASK-002").exit_code == 0
-    commit_all(project, "Lower reward for TASK-002", date="2026-03-04T10:00:00Z")
-    rerun(project, "TASK-003", passed=False, reward=0)
-    return project
 
 
 def _page(project: SiloProject, out: Path, *args: str) -> str:
@@ -68,7 +49,7 @@ class _Text(HTMLParser):
 
 
 def test_the_chart_shows_pass_rate_and_reward_per_commit(tmp_path: Path) -> None:
-    project = _history_project(tmp_path / "repo")
+    project = history_project(tmp_path / "repo")
     html = _page(project, tmp_path / "report.html")
     figure = html.split('<figure class="history"')[1].split("</figure>")[0]
     assert "over the last 3 commits that changed baselines" in figure  # not the unrelated one
@@ -99,7 +80,7 @@ def test_the_chart_shows_pass_rate_and_reward_per_commit(tmp_path: Path) -> None
 
 
 def test_the_chart_follows_the_checked_tasks(tmp_path: Path) -> None:
-    project = _history_project(tmp_path / "repo")
+    project = history_project(tmp_path / "repo")
     html = _page(project, tmp_path / "one.html", "TASK-001", "TASK-003")
     parser = _Text()
     parser.feed(html.split("<figure")[1])
@@ -127,7 +108,7 @@ def test_no_chart_outside_git_with_one_commit_or_a_shallow_clone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    project = _history_project(tmp_path / "repo")
+    project = history_project(tmp_path / "repo")
     # a shallow clone, as CI checks out by default: one commit, so no history to draw
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", "--depth", "1", (tmp_path / "repo").as_uri(), str(clone))
@@ -144,7 +125,7 @@ def test_no_chart_outside_git_with_one_commit_or_a_shallow_clone(
 
 
 def test_no_git_on_path_means_no_chart_and_no_error(tmp_path: Path) -> None:
-    project = _history_project(tmp_path / "repo")
+    project = history_project(tmp_path / "repo")
     bin_dir = tmp_path / "bin"  # python only: the check runs, git is not there
     bin_dir.mkdir()
     (bin_dir / "python3").symlink_to(sys.executable)
@@ -152,7 +133,7 @@ def test_no_git_on_path_means_no_chart_and_no_error(tmp_path: Path) -> None:
 
 
 def test_only_the_html_page_reads_history_and_never_imports_gitpython(tmp_path: Path) -> None:
-    project = _history_project(tmp_path / "repo")
+    project = history_project(tmp_path / "repo")
     args = [sys.executable, "-X", "importtime", "-m", "silo_regress", "check", "--format"]
     for fmt in ("html", "json"):
         done = subprocess.run(

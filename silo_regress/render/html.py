@@ -68,10 +68,10 @@ COLOURS = {
 def _variables(scheme: str) -> str:
     base = {
         "light": "--fg: #1f2328; --bg: #ffffff; --muted: #57606a; --line: #d0d7de;"
-        " --panel: #f6f8fa; --link: #0550ae; --del: #ffebe9; --add: #e6ffec;"
+        " --panel: #f6f8fa; --link: #0550ae; --del: #fff0ee; --add: #e6ffec;"
         " --del-strong: #ffc1bc; --add-strong: #aceebb;",
         "dark": "--fg: #e6edf3; --bg: #0d1117; --muted: #9da7b3; --line: #30363d;"
-        " --panel: #161b22; --link: #79c0ff; --del: #3b1518; --add: #12301c;"
+        " --panel: #161b22; --link: #79c0ff; --del: #301014; --add: #0f2a18;"
         " --del-strong: #6e2128; --add-strong: #1f5c32;",
     }[scheme]
     kinds = " ".join(
@@ -114,7 +114,7 @@ table.summary { border-collapse: collapse; margin: .6em 0; width: 100%; }
 table.summary th, table.summary td { border: 1px solid var(--line); padding: 4px 8px;
   text-align: left; vertical-align: top; overflow-wrap: break-word; }
 table.summary th { background: var(--panel); }
-table.summary td:first-child code { white-space: nowrap; }
+span.whole { white-space: nowrap; }
 article.card { border: 1px solid var(--line); border-left: 6px solid var(--line);
   border-radius: 6px; padding: .8em 1em; margin: 1em 0; background: var(--bg); }
 article.card.k-regression { border-left-color: var(--regression-fg); }
@@ -139,6 +139,7 @@ table.diff td.num { color: var(--muted); text-align: right; user-select: none; }
 table.diff tr.gap td { background: var(--panel); height: .8em; }
 td.del { background: var(--del); } td.add { background: var(--add); }
 td.num.del { background: var(--del-strong); } td.num.add { background: var(--add-strong); }
+table.diff td.num.del, table.diff td.num.add { color: var(--fg); }
 p.note { color: var(--muted); font-style: italic; }
 pre.changes { background: var(--panel); padding: .6em; overflow-x: auto; }
 details.matches summary { cursor: pointer; font-weight: 600; padding: .3em 0; }
@@ -289,13 +290,19 @@ def _index(grouped: list[tuple[str, str, list[TaskLine]]]) -> list[str]:
             what = one_line(_outcome_brief(o) for o in line.outcomes)
             kind = _kind_class(line.kind)
             out.append(
-                f'<tr><td><a href="#{_card_id(card)}"><code>{escape(line.label)}</code></a></td>'
+                f'<tr><td><a href="#{_card_id(card)}"><code>{_unbroken(line.label)}</code></a></td>'
                 f'<td><span class="badge k-{kind}">{escape(line.kind)}</span></td>'
                 f"<td>{what}</td></tr>"
             )
             card += 1
     out += ["</tbody>", "</table></div>"]
     return out
+
+
+def _unbroken(label: str) -> str:
+    """A task label that wraps only between its words: a narrow column would
+    otherwise break ``TASK-003`` at its hyphen."""
+    return " ".join(f'<span class="whole">{escape(word)}</span>' for word in label.split(" "))
 
 
 def _outcome_brief(outcome: Outcome) -> str:
