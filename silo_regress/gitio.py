@@ -259,15 +259,16 @@ def read_blobs(repo: Repository, names: Sequence[str]) -> list[bytes | None]:
 
 def read_trees(
     repo: Repository, names: Sequence[str], *, hash_size: int
-) -> list[dict[str, str] | None]:
+) -> list[dict[bytes, bytes] | None]:
     """The entries of trees (``sha`` or ``commit:dir``), None for missing ones.
 
-    Each tree as entry name -> object hash, for regular files and subdirectories
-    (their names end in "/"). One ``git cat-file --batch`` for all of them: git
-    resolves a ``commit:dir/file`` name by scanning the directory's tree, so
-    looking up thousands of files in each of many commits one by one takes seconds.
-    ``hash_size`` is the repository's hash length in bytes (20 for SHA-1, 32 for
-    SHA-256), which the binary tree format does not say.
+    Each tree maps an entry's name to its raw object hash, for regular files and
+    subdirectories (their names end in "/"); bytes, as git stores them, because a
+    caller looks up a few of thousands of entries in each of many trees. One
+    ``git cat-file --batch`` for all of them: git resolves a ``commit:dir/file`` name
+    by scanning the directory's tree, so asking for thousands of files in each of
+    many commits one by one takes seconds. ``hash_size`` is the repository's hash
+    length in bytes (20 for SHA-1, 32 for SHA-256), which the tree format does not say.
     """
     return [
         None if data is None else _tree_entries(data, hash_size=hash_size)
@@ -275,23 +276,19 @@ def read_trees(
     ]
 
 
-def _tree_entries(data: bytes, *, hash_size: int) -> dict[str, str]:
-    # Entries are "<mode> <name>\0" and the raw hash, back to back; a match that
-    # does not start where the last one ended would have read hash bytes as a name.
-    entries: dict[str, str] = {}
-    pos = 0
-    for match in _tree_entry_pattern(hash_size).finditer(data):
-        if match.start() != pos:
-            raise GitError(f"git cat-file gave a malformed tree object at byte {pos}")
-        pos = match.end()
-        mode, name, sha = match.groups()
-        if mode in _REGULAR_FILE_MODES:
-            entries[_decode_path(name)] = sha.hex()
-        elif mode == _TREE_MODE:
-            entries[_decode_path(name) + "/"] = sha.hex()
-    if pos != len(data):
-        raise GitError(f"git cat-file gave a malformed tree object at byte {pos}")
-    return entries
+def _tree_entries(data: bytes, *, hash_size: int) -> dict[bytes, bytes]:
+    # Entries are "<mode> <name>\0" and the raw hash, back to back. findall never
+    # overlaps, so matched lengths adding up to the whole object mean no bytes of a
+    # hash were skipped or read as a name.
+    entries = _tree_entry_pattern(hash_size).findall(data)
+    size = sum(len(mode) + len(name) for mode, name, _ in entries)
+    if size + len(entries) * (2 + hash_size) != len(data):
+        raise GitError("git cat-file gave a malformed tree object")
+    return {
+        name + b"/" if mode == _TREE_MODE else name: sha
+        for mode, name, sha in entries
+        if mode == _TREE_MODE or mode in _REGULAR_FILE_MODES
+    }
 
 
 @functools.cache

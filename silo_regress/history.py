@@ -332,23 +332,26 @@ def score_history(
         commits = gitio.recent_commits(repo, directory, limit=limit)
         if len(commits) < 2:
             return None
-        wanted = sorted({baseline_relpath(t, RESULT_ARTIFACT) for t in tasks})
+        wanted = sorted(
+            {baseline_relpath(t, RESULT_ARTIFACT).encode("utf-8", "surrogateescape") for t in tasks}
+        )
         size = len(commits[0].sha) // 2
         roots = gitio.read_trees(repo, [f"{c.sha}:{directory}" for c in commits], hash_size=size)
         # Qualified refs live one directory down (ENV/TASK.result.json).
-        folders = {path.split("/")[0] + "/" for path in wanted if "/" in path}
+        folders = {path.split(b"/")[0] + b"/" for path in wanted if b"/" in path}
         below = sorted({root[f] for root in roots if root for f in folders if f in root})
-        subtrees = dict(zip(below, gitio.read_trees(repo, below, hash_size=size), strict=True))
+        found = gitio.read_trees(repo, [sha.hex() for sha in below], hash_size=size)
+        subtrees = dict(zip(below, found, strict=True))
         ids = [_resolve(root or {}, subtrees, wanted) for root in roots]
         # Most baselines are the same blob from one commit to the next: read each once.
-        unique = sorted({sha for found in ids for sha in found})
-        blobs = gitio.read_blobs(repo, unique)
+        unique = sorted({sha for found_ids in ids for sha in found_ids})
+        blobs = gitio.read_blobs(repo, [sha.hex() for sha in unique])
     except GitError:
         return None
     scores = {sha: _blob_scores(data) for sha, data in zip(unique, blobs, strict=True)}
     points = []
-    for commit, found in zip(commits, ids, strict=True):
-        point = _point(commit, [s for sha in found if (s := scores[sha]) is not None])
+    for commit, present in zip(commits, ids, strict=True):
+        point = _point(commit, [s for sha in present if (s := scores[sha]) is not None])
         if point.tasks:
             points.append(point)
     if len(points) < 2:
@@ -357,15 +360,15 @@ def score_history(
 
 
 def _resolve(
-    root: Mapping[str, str],
-    subtrees: Mapping[str, dict[str, str] | None],
-    paths: Iterable[str],
-) -> list[str]:
+    root: Mapping[bytes, bytes],
+    subtrees: Mapping[bytes, dict[bytes, bytes] | None],
+    paths: Iterable[bytes],
+) -> list[bytes]:
     """The blob hashes of ``paths`` (relative to the baselines directory) in one commit."""
     found = []
     for path in paths:
-        folder, _, name = path.rpartition("/")
-        tree = subtrees.get(root.get(folder + "/", "")) if folder else root
+        folder, _, name = path.rpartition(b"/")
+        tree = subtrees.get(root.get(folder + b"/", b"")) if folder else root
         sha = tree.get(name) if tree else None
         if sha is not None:
             found.append(sha)

@@ -173,7 +173,9 @@ def test_a_malformed_tree_object_is_a_git_error_not_a_wrong_chart() -> None:
     from silo_regress.gitio import _tree_entries
 
     sha = bytes(range(20))
-    good = b"100644 a.json\0" + sha + b"40000 env\0" + sha
-    assert _tree_entries(good, hash_size=20) == {"a.json": sha.hex(), "env/": sha.hex()}
-    with pytest.raises(GitError, match="malformed tree object at byte 34"):
-        _tree_entries(good[:-3], hash_size=20)
+    good = b"100644 a.json\0" + sha + b"40000 env\0" + sha + b"120000 link\0" + sha
+    assert _tree_entries(good, hash_size=20) == {b"a.json": sha, b"env/": sha}
+    between = good[:34] + b"xx" + good[34:]  # bytes no entry accounts for
+    for bad in (good[:-3], between, b"junk" + good):
+        with pytest.raises(GitError, match="malformed tree object"):
+            _tree_entries(bad, hash_size=20)
