@@ -118,8 +118,9 @@ def test_no_chart_outside_git_with_one_commit_or_a_shallow_clone(
     # no repository at all
     shutil.rmtree(project.root / ".git")
     _assert_no_chart(project, tmp_path / "plain.html")
-    # a repository whose baselines were committed once
+    # a repository without commits, then one whose baselines were committed once
     git(project.root, "init", "-q", "-b", "main")
+    _assert_no_chart(project, tmp_path / "empty.html")
     commit_all(project, "Everything at once")
     _assert_no_chart(project, tmp_path / "once.html")
 

@@ -60,12 +60,14 @@ class _Tags(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
-def test_screenshots_at_desktop_and_phone_width(page: Path, tmp_path: Path, chromium: Path) -> None:
-    for width in (1400, 390):
-        shot = tmp_path / f"page-{width}.png"
-        _chromium(
-            chromium, tmp_path, f"--screenshot={shot}", f"--window-size={width},1800", page.as_uri()
-        )
+def test_screenshots_at_desktop_and_phone_width(
+    any_page: Path, tmp_path: Path, chromium: Path
+) -> None:
+    for width, scheme in itertools.product((1400, 390), (1, 0)):  # light, dark
+        shot = tmp_path / f"page-{width}-{scheme}.png"
+        size = f"--window-size={width},1800"
+        dark = f"--blink-settings=preferredColorScheme={scheme}"
+        _chromium(chromium, tmp_path, f"--screenshot={shot}", size, dark, any_page.as_uri())
         data = shot.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
         assert int.from_bytes(data[16:20], "big") == width
