@@ -180,3 +180,18 @@ def test_a_malformed_tree_object_is_a_git_error_not_a_wrong_chart() -> None:
     for bad in (good[:-3], between, b"junk" + good):
         with pytest.raises(GitError, match="malformed tree object"):
             _tree_entries(bad, hash_size=20)
+
+
+def test_merged_shards_draw_the_same_chart_as_one_check(tmp_path: Path) -> None:
+    project = history_project(tmp_path / "repo")
+    reports = []
+    for k in (1, 2):
+        path = tmp_path / f"shard-{k}.json"
+        done = project.cli("check", "--shard", f"{k}/2", "--format", "json", "-o", str(path))
+        assert done.exit_code in (0, 1), done.output
+        reports.append(str(path))
+    whole = project.cli("check", "--format", "html").stdout
+    merged = project.cli("merge", *reports, "--format", "html")
+    assert merged.exit_code == 1 and merged.stderr == ""
+    assert '<figure class="history"' in whole
+    assert merged.stdout == whole
