@@ -195,3 +195,34 @@ def test_merged_shards_draw_the_same_chart_as_one_check(tmp_path: Path) -> None:
     assert merged.exit_code == 1 and merged.stderr == ""
     assert '<figure class="history"' in whole
     assert merged.stdout == whole
+
+
+def test_rewards_above_one_set_the_scale_and_unknown_values_leave_gaps() -> None:
+    from datetime import date
+
+    from silo_regress.gitio import CommitInfo
+    from silo_regress.history import ScoreHistory, ScorePoint
+    from silo_regress.render.chart import HEIGHT, PAD, chart_html
+
+    def point(n: int, *, passed: int, judged: int, reward: float | None) -> ScorePoint:
+        commit = CommitInfo(f"{n:040x}", f"{n:07x}", date(2026, 3, n), "A", f"c{n}", None, False)
+        return ScorePoint(commit, tasks=2, passed=passed, judged=judged, mean_reward=reward)
+
+    history = ScoreHistory(
+        (
+            point(1, passed=2, judged=2, reward=2.0),
+            point(2, passed=0, judged=0, reward=None),  # no task says whether it passes
+            point(3, passed=1, judged=2, reward=1.0),
+        )
+    )
+    html = "\n".join(chart_html(history))
+    assert '<div class="axis-y" aria-hidden="true"><span>2</span><span>1</span>' in html
+    lines = dict(re.findall(r'<path class="line (\w+)" d="([^"]+)"', html))
+    middle = PAD + (HEIGHT - 2 * PAD) / 2  # a pass rate of 100% sits at 1, half way up
+    assert (
+        lines["pass"]
+        == f"M{PAD:.1f} {middle:.1f} L{600 - PAD:.1f} {PAD + (HEIGHT - 2 * PAD) * 0.75:.1f}"
+    )
+    assert lines["reward"].startswith(f"M{PAD:.1f} {PAD:.1f} L")  # reward 2 at the top
+    assert html.count('class="dot pass"') == 2
+    assert "<td>unknown</td><td>unknown</td>" in html

@@ -73,8 +73,9 @@ def chart_html(history: ScoreHistory) -> list[str]:
         f'<li class="reward"><span class="swatch"></span>mean reward (now {_reward(last)})</li>',
         "</ul>",
         '<div class="plot">',
-        '<div class="axis-y" aria-hidden="true"><span>100% / 1</span><span>50%</span>'
-        "<span>0</span></div>",
+        '<div class="axis-y" aria-hidden="true">'
+        + "".join(f"<span>{label}</span>" for label in _axis(_top(history)))
+        + "</div>",
         *_svg(history),
         '<div class="axis-x" aria-hidden="true">'
         f"<span>{escape(_commit_label(first))}</span>"
@@ -100,7 +101,7 @@ def chart_html(history: ScoreHistory) -> list[str]:
 
 def _svg(history: ScoreHistory) -> list[str]:
     points = history.points
-    top = max([1.0, *(p.mean_reward or 0.0 for p in points)])  # rewards above 1 still fit
+    top = _top(history)
     step = (WIDTH - 2 * PAD) / max(len(points) - 1, 1)
 
     def xy(n: int, value: float) -> str:
@@ -140,6 +141,18 @@ def _svg(history: ScoreHistory) -> list[str]:
             )
     out.append("</svg>")
     return out
+
+
+def _top(history: ScoreHistory) -> float:
+    """The value at the top of the chart: 1 (100%, reward 1), or a larger mean reward."""
+    return max([1.0, *(p.mean_reward or 0.0 for p in history.points)])
+
+
+def _axis(top: float) -> tuple[str, str, str]:
+    if top == 1.0:
+        return ("100% / 1", "50%", "0")
+    # Rewards above 1: the scale is the reward's, a pass rate of 1 is drawn at 1.
+    return (format_number(round(top, 3)), format_number(round(top / 2, 3)), "0")
 
 
 def _trend(history: ScoreHistory) -> str:
