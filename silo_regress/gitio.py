@@ -14,7 +14,9 @@ with spaces, quotes, glob characters or non-ASCII letters need no quoting.
 from __future__ import annotations
 
 import enum
+import functools
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,6 +36,7 @@ _PATH_VARIABLES = (
     "GIT_COMMON_DIR",
 )
 _REGULAR_FILE_MODES = {b"100644", b"100755"}
+_TREE_MODE = b"40000"  # as a tree object writes it (ls-tree prints 040000)
 _SPECIAL_MODES = {b"120000": "symbolic link", b"160000": "submodule"}
 _NOT_A_REPO = "not a git repository"
 
@@ -251,6 +254,49 @@ def read_blobs(repo: Repository, names: Sequence[str]) -> list[bytes | None]:
     One ``git cat-file --batch`` for all of them: starting git once per file would
     cost milliseconds each, which the hook pays on every commit.
     """
+    return _read_objects(repo, names, kind=b"blob")
+
+
+def read_trees(
+    repo: Repository, names: Sequence[str], *, hash_size: int
+) -> list[dict[bytes, bytes] | None]:
+    """The entries of trees (``sha`` or ``commit:dir``), None for missing ones.
+
+    Each tree maps an entry's name to its raw object hash, for regular files and
+    subdirectories (their names end in "/"); bytes, as git stores them, because a
+    caller looks up a few of thousands of entries in each of many trees. One
+    ``git cat-file --batch`` for all of them: git resolves a ``commit:dir/file`` name
+    by scanning the directory's tree, so asking for thousands of files in each of
+    many commits one by one takes seconds. ``hash_size`` is the repository's hash
+    length in bytes (20 for SHA-1, 32 for SHA-256), which the tree format does not say.
+    """
+    return [
+        None if data is None else _tree_entries(data, hash_size=hash_size)
+        for data in _read_objects(repo, names, kind=b"tree")
+    ]
+
+
+def _tree_entries(data: bytes, *, hash_size: int) -> dict[bytes, bytes]:
+    # Entries are "<mode> <name>\0" and the raw hash, back to back. findall never
+    # overlaps, so matched lengths adding up to the whole object mean no bytes of a
+    # hash were skipped or read as a name.
+    entries = _tree_entry_pattern(hash_size).findall(data)
+    size = sum(len(mode) + len(name) for mode, name, _ in entries)
+    if size + len(entries) * (2 + hash_size) != len(data):
+        raise GitError("git cat-file gave a malformed tree object")
+    return {
+        name + b"/" if mode == _TREE_MODE else name: sha
+        for mode, name, sha in entries
+        if mode == _TREE_MODE or mode in _REGULAR_FILE_MODES
+    }
+
+
+@functools.cache
+def _tree_entry_pattern(hash_size: int) -> re.Pattern[bytes]:
+    return re.compile(rb"(\d+) ([^\0]*)\0(.{%d})" % hash_size, re.DOTALL)
+
+
+def _read_objects(repo: Repository, names: Sequence[str], *, kind: bytes) -> list[bytes | None]:
     if not names:
         return []
     unique = list(dict.fromkeys(names))
@@ -265,9 +311,9 @@ def read_blobs(repo: Repository, names: Sequence[str]) -> list[bytes | None]:
             found[name] = None
             pos = end + 1
             continue
-        kind, size = header.split(b" ")[1:3]
+        found_kind, size = header.split(b" ")[1:3]
         start = end + 1
-        found[name] = out[start : start + int(size)] if kind == b"blob" else None
+        found[name] = out[start : start + int(size)] if found_kind == kind else None
         pos = start + int(size) + 1
     return [found[name] for name in names]
 
@@ -432,6 +478,48 @@ def history(repo: Repository, paths: Iterable[str], *, start: str = "HEAD") -> l
         raise GitError(f"{repo.root}: git log failed: {_git_message(str(exc).encode())}") from None
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{repo.root}: GitPython cannot open this repository") from None
+    return found
+
+
+def recent_commits(repo: Repository, directory: str, *, limit: int) -> list[CommitInfo]:
+    """The newest ``limit`` commits reachable from HEAD that changed ``directory``.
+
+    Plain ``git log``, not GitPython as :func:`history` uses: this runs for
+    ``check --format html``, where GitPython's import would cost more than the log.
+    Short hashes are git's own (``%h``); nothing when there are no commits.
+    """
+    if not has_commits(repo):
+        return []
+    fields = "%H%x1f%h%x1f%P%x1f%as%x1f%an%x1f%ae%x1f%s"
+    out = _git(
+        repo,
+        "log",
+        "-z",
+        f"--max-count={limit}",
+        f"--format={fields}",
+        "HEAD",
+        *_pathspec(directory) or ["--"],
+    )
+    edge = shallow_commits(repo)
+    found: list[CommitInfo] = []
+    for record in out.decode("utf-8", "replace").split("\0"):
+        parts = record.split("\x1f")
+        if len(parts) != 7:
+            continue
+        sha, short, parents, day, name, email, subject = parts
+        boundary = sha in edge
+        first = parents.split()[0] if parents.split() and not boundary else None
+        found.append(
+            CommitInfo(
+                sha=sha,
+                short=short,
+                day=date.fromisoformat(day),
+                author=name or email or "?",
+                subject=subject,
+                parent=first,
+                boundary=boundary,
+            )
+        )
     return found
 
 

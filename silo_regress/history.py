@@ -7,9 +7,11 @@ flipped, reward, state changes), so a pull request's effect reads in agent terms
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import orjson
 
 from silo_regress import behaviour, gitio
 from silo_regress.baselines import (
@@ -29,6 +31,7 @@ from silo_regress.behaviour.notes import (
 )
 from silo_regress.canonical import apply_ignores, canonicalize
 from silo_regress.config import Config
+from silo_regress.direction import Scores, read_scores
 from silo_regress.errors import GitError, InputError, TaskRefError
 from silo_regress.jsondiff import Change, diff_values
 from silo_regress.overview import Status, StatusRow
@@ -298,6 +301,116 @@ def _log_ref(config: Config, repo: gitio.Repository, directory: str, ref: TaskRe
             f"name one, e.g. silo-regress log {qualified[0]}"
         )
     return ref
+
+
+# --- pass rate and reward across commits ----------------------------------------
+
+HISTORY_LIMIT = 30  # commits on the review page's chart
+RESULT_ARTIFACT = "result.json"
+
+
+@dataclass(frozen=True)
+class ScorePoint:
+    """The checked tasks' result.json baselines as one commit holds them."""
+
+    commit: gitio.CommitInfo
+    tasks: int  # checked tasks with a readable result.json baseline in this commit
+    passed: int  # of those, how many pass
+    judged: int  # of those, how many say whether they pass
+    mean_reward: float | None  # over the tasks with a numeric reward
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.judged if self.judged else None
+
+
+@dataclass(frozen=True)
+class ScoreHistory:
+    points: tuple[ScorePoint, ...]  # oldest first
+
+
+def score_history(
+    config: Config, tasks: Iterable[TaskRef], *, limit: int = HISTORY_LIMIT
+) -> ScoreHistory | None:
+    """Pass rate and mean reward of ``tasks`` at each of the last ``limit`` commits that
+    changed the baselines, oldest first.
+
+    None when there is no history to draw: outside a git repository, before the
+    first commit, or with fewer than two such commits (a shallow CI clone). A
+    chart is an extra, so git trouble means no chart, never an error.
+    """
+    try:
+        repo = gitio.find_repository(config.project)
+        directory = repo.path_of(config.baselines_dir)
+        commits = gitio.recent_commits(repo, directory, limit=limit)
+        if len(commits) < 2:
+            return None
+        wanted = sorted(
+            {baseline_relpath(t, RESULT_ARTIFACT).encode("utf-8", "surrogateescape") for t in tasks}
+        )
+        size = len(commits[0].sha) // 2
+        roots = gitio.read_trees(repo, [f"{c.sha}:{directory}" for c in commits], hash_size=size)
+        # Qualified refs live one directory down (ENV/TASK.result.json).
+        folders = {path.split(b"/")[0] + b"/" for path in wanted if b"/" in path}
+        below = sorted({root[f] for root in roots if root for f in folders if f in root})
+        found = gitio.read_trees(repo, [sha.hex() for sha in below], hash_size=size)
+        subtrees = dict(zip(below, found, strict=True))
+        ids = [_resolve(root or {}, subtrees, wanted) for root in roots]
+        # Most baselines are the same blob from one commit to the next: read each once.
+        unique = sorted({sha for found_ids in ids for sha in found_ids})
+        blobs = gitio.read_blobs(repo, [sha.hex() for sha in unique])
+    except GitError:
+        return None
+    scores = {sha: _blob_scores(data) for sha, data in zip(unique, blobs, strict=True)}
+    points = []
+    for commit, present in zip(commits, ids, strict=True):
+        point = _point(commit, [s for sha in present if (s := scores[sha]) is not None])
+        if point.tasks:
+            points.append(point)
+    if len(points) < 2:
+        return None
+    return ScoreHistory(tuple(reversed(points)))
+
+
+def _resolve(
+    root: Mapping[bytes, bytes],
+    subtrees: Mapping[bytes, dict[bytes, bytes] | None],
+    paths: Iterable[bytes],
+) -> list[bytes]:
+    """The blob hashes of ``paths`` (relative to the baselines directory) in one commit."""
+    found = []
+    for path in paths:
+        folder, _, name = path.rpartition(b"/")
+        tree = subtrees.get(root.get(folder + b"/", b"")) if folder else root
+        sha = tree.get(name) if tree else None
+        if sha is not None:
+            found.append(sha)
+    return found
+
+
+def _blob_scores(data: bytes | None) -> Scores | None:
+    if data is None:
+        return None
+    try:
+        value = orjson.loads(data)  # a thousand baselines per chart: json is slower
+    except orjson.JSONDecodeError:
+        return None  # a conflicted or broken baseline in an old commit: not counted
+    if not isinstance(value, dict):
+        return None
+    # Only what the chart draws: the per-check list is most of a result.json.
+    return read_scores({"passed": value.get("passed"), "reward": value.get("reward")})
+
+
+def _point(commit: gitio.CommitInfo, found: Sequence[Scores]) -> ScorePoint:
+    judged = [s.passed for s in found if s.passed is not None]
+    rewards = [float(s.reward) for s in found if s.reward is not None]
+    return ScorePoint(
+        commit=commit,
+        tasks=len(found),
+        passed=sum(judged),
+        judged=len(judged),
+        mean_reward=sum(rewards) / len(rewards) if rewards else None,
+    )
 
 
 # --- git state for status -----------------------------------------------------------

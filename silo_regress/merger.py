@@ -9,20 +9,17 @@ fit those files exactly.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from silo_regress.baselines import INDEX_LABEL
 from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
-from silo_regress.canonical import serialize
 from silo_regress.direction import Scores, read_scores
 from silo_regress.errors import InputError, TaskRefError
-from silo_regress.jsondiff import MISSING, Change, array_index, child
+from silo_regress.jsondiff import MISSING, Change
 from silo_regress.outcome import (
     WORKING_TREE,
     BaselineOrigin,
@@ -32,7 +29,6 @@ from silo_regress.outcome import (
     SourceKind,
     Verdict,
 )
-from silo_regress.pointer import split_pointer
 from silo_regress.provenance import Provenance
 from silo_regress.taskref import TaskRef, parse_ref
 
@@ -380,100 +376,3 @@ def _check_shards(reports: Sequence[tuple[str, Report]]) -> None:
             f"shard{'s' * (len(missing) > 1)} {', '.join(missing)} missing: their tasks "
             f"were not checked; merge the JSON reports of all {count} shards"
         )
-
-
-# --- diffs for merged reports -------------------------------------------------
-
-
-def attach_texts(report: Report, project: Path) -> Report:
-    """The report with canonical texts for changed outcomes whose baselines are here.
-
-    The run's canonical text is the baseline with the changes applied; it is
-    attached only when every change's baseline side matches the file, so a
-    checkout at another commit never shows a made-up diff.
-    """
-    outcomes = []
-    for outcome in report.outcomes:
-        if outcome.verdict is Verdict.CHANGED and outcome.baseline_path and outcome.changes:
-            texts = _texts(project / outcome.baseline_path, outcome.changes)
-            if texts is not None:
-                outcome = _with_texts(outcome, *texts)
-        outcomes.append(outcome)
-    return replace(report, outcomes=tuple(outcomes))
-
-
-def _with_texts(outcome: Outcome, baseline: bytes, run: bytes) -> Outcome:
-    return Outcome(**{**outcome.__dict__, "baseline_text": baseline, "run_text": run})
-
-
-def _texts(path: Path, changes: Sequence[Change]) -> tuple[bytes, bytes] | None:
-    from silo_regress.fsio import read_optional
-
-    try:
-        data = read_optional(path, shown=str(path), follow=False)
-        if data is None:
-            return None
-        value = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, InputError):
-        return None
-    try:
-        if serialize(value) != data:
-            return None
-        run = apply_changes(value, changes)
-        return data, serialize(run)
-    except (ValueError, TypeError, RecursionError):
-        return None
-
-
-def apply_changes(value: Any, changes: Sequence[Change]) -> Any:
-    """``value`` with the changes applied; ValueError when a change does not fit it."""
-    root = [copy.deepcopy(value)]
-    removed: dict[int, tuple[list[Any], int]] = {}
-    for change in changes:
-        parts: tuple[str | int, ...] = (0, *split_pointer(change.path))
-        parent: Any = root
-        for part in parts[:-1]:
-            parent = _child(parent, part)
-        last = parts[-1]
-        current = _child(parent, last, missing_ok=True)
-        if change.baseline is MISSING:
-            if current is not MISSING:
-                raise ValueError(f"{change.path} exists in the baseline")
-        elif current is MISSING or serialize(current) != serialize(change.baseline):
-            raise ValueError(f"{change.path} holds another value in the baseline")
-        if isinstance(parent, list):
-            index = _index(parent, last, allow_end=True)
-            if change.run is MISSING:
-                low = removed.get(id(parent), (parent, len(parent)))[1]
-                removed[id(parent)] = (parent, min(low, index))
-            elif index == len(parent):
-                parent.append(change.run)
-            else:
-                parent[index] = change.run
-        elif change.run is MISSING:
-            del parent[last]
-        else:
-            parent[last] = change.run
-    for items, start in removed.values():
-        del items[start:]
-    return root[0]
-
-
-def _index(items: list[Any], part: str | int, *, allow_end: bool = False) -> int:
-    index = array_index(part)
-    if index is None:
-        raise ValueError(f"{part!r} is not an array index")
-    if index > len(items) or (index == len(items) and not allow_end):
-        raise ValueError(f"index {index} is past the end")
-    return index
-
-
-def _child(node: Any, part: str | int, *, missing_ok: bool = False) -> Any:
-    if not isinstance(node, dict | list):
-        raise ValueError("path runs through a value that is not an object or array")
-    if isinstance(node, list) and array_index(part) is None:
-        raise ValueError(f"{part!r} is not an array index")
-    found = child(node, part)
-    if found is MISSING and not missing_ok:
-        raise ValueError(f"{part!r} is missing")
-    return found

@@ -338,6 +338,49 @@ def test_short_help_and_readable_metavars(project: SiloProject) -> None:
     assert "--run-id RUN_ID" in record and "--repeat N" in record and "--path POINTER" in record
 
 
+# click's own placeholders and range hints: "<int range>", "<str>", "<path>", "[x>=1]"
+RAW_HINT = re.compile(
+    r"<(?:int|float|str|text|integer|path|file|bool)\b[^>]*>|\bx[<>]=?-?\d|\d<=?x\b"
+)
+
+
+def test_every_help_page_has_readable_placeholders(project: SiloProject) -> None:
+    import typer
+
+    commands = sorted(getattr(typer.main.get_command(app), "commands", {}))
+    assert {"check", "record", "run", "diff", "merge", "log", "review"} <= set(commands)
+    pages = {name: project.runner.invoke(app, [name, "-h"]) for name in commands}
+    pages[""] = project.runner.invoke(app, ["-h"])
+    for name, result in pages.items():
+        assert result.exit_code == 0, (name, result.output)
+        found = RAW_HINT.findall(result.stdout)
+        assert not found, (name, found)
+    check = " ".join(pages["check"].stdout.split())
+    assert "--format [text|json|junit|github|markdown|html]" in check
+    assert "-o, --output FILE" in check and "--fail-on [regression|change]" in check
+    assert "-j, --jobs N Rollouts at a time, at least 1" in check
+    assert "--timeout SECONDS Seconds per rollout (at least 0.001)" in check
+    assert "--project DIR" in pages[""].stdout and "--color WHEN" in pages[""].stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "--jobs", "0"), "Invalid value for '--jobs' / '-j': must be at least 1, not 0"),
+        (("check", "--run", "--timeout", "0"), "'--timeout': must be at least 0.001, not 0.0"),
+        (("record", "--repeat", "0", "TASK-002"), "'--repeat': must be at least 1, not 0"),
+        (("run", "-n", "-3"), "'--repeat' / '-n': must be at least 1, not -3"),
+    ],
+)
+def test_numbers_below_the_minimum_are_usage_errors(
+    project: SiloProject, args: tuple[str, ...], message: str
+) -> None:
+    result = project.cli(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert not project.baselines.exists()
+
+
 def test_check_names_tasks_with_runs_but_no_baseline_in_one_line(project: SiloProject) -> None:
     project.add_run("TASK-002")
     assert project.cli("record", "TASK-002").exit_code == 0

@@ -191,6 +191,24 @@ def test_diff_from_a_commit_to_the_working_tree(tmp_path: Path) -> None:
     assert only.stdout.splitlines()[-1] == "1 task changed from main to working tree; 0 unchanged"
 
 
+@pytest.mark.parametrize("fmt", ["junit", "github", "html"])
+def test_diff_from_refuses_a_task_format_naming_it_and_the_mode(tmp_path: Path, fmt: str) -> None:
+    project = _pr(tmp_path)
+    result = project.cli("diff", "--from", "main", "--format", fmt)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"silo-regress: error: --format {fmt} is for a task's diff (diff TASK); "
+        "diff --from prints text, markdown or json\n"
+    )
+    # the same format is fine for one task's diff against its newest run
+    task = project.cli("diff", "TASK-003", "--format", fmt)
+    assert task.exit_code == 0, task.output
+    assert task.stdout.strip()
+    helped = project.cli("diff", "-h").stdout
+    assert "text, markdown or json with --from" in " ".join(helped.split())
+
+
 def test_diff_from_as_markdown_and_json(tmp_path: Path) -> None:
     project = _pr(tmp_path)
     markdown = project.cli("diff", "--from", "main", "--format", "markdown").stdout

@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
         "silo_regress.scaffold",
     ),
     ("silo_regress.overview", "silo_regress.merger", "silo_regress.reviewing"),
+    ("silo_regress.reconstruction",),  # a merged report's diffs, rebuilt from git or files
     ("silo_regress.history",),
     ("silo_regress.render", "silo_regress.runner", "silo_regress.sharding"),
     ("silo_regress.cli",),
@@ -63,7 +64,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("result", "state", "toolevents"),
     ],
     "silo_regress.render": [
-        ("wording", "hunks", "advice"),
+        ("wording", "hunks", "advice", "chart"),
         ("excerpt",),
         ("summary", "tallies"),
         ("text", "machine"),

@@ -126,6 +126,7 @@ def test_merge_gives_the_unsharded_report_in_every_format(tmp_path: Path) -> Non
         merged = project.cli("merge", *reports, "--format", fmt)
         assert merged.exit_code == whole.exit_code == 1
         assert merged.stdout == whole.stdout, fmt
+        assert "line diff" not in merged.stderr  # the diffs were rebuilt: nothing left out
     html = project.cli("merge", *reports, "--format", "html")
     assert html.stdout == project.cli("check", "--format", "html").stdout
 
@@ -145,6 +146,14 @@ def test_merge_without_the_baselines_shows_the_changes(tmp_path: Path) -> None:
     result = elsewhere.cli("merge", *reports)
     assert result.exit_code == 1
     assert "now FAILS (passed: true -> false)" in result.stdout
+    # what is left out is said once on stderr and beside each artifact in the report
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "2 changed artifacts without a line diff (TASK-001 result.json, " in result.stderr
+    assert "TASK-002 state-diff.json)" in result.stderr
+    assert "run merge in a checkout of the commit the shards checked" in result.stderr
+    assert result.stdout.count("no line diff: baselines/") == 2
+    html = elsewhere.cli("merge", *reports, "--format", "html").stdout
+    assert "no line diff: baselines/TASK-001.result.json under " in html
     markdown = elsewhere.cli("merge", *reports, "--format", "markdown").stdout
     assert "@ /passed\n- true\n+ false" in markdown
 

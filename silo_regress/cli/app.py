@@ -28,7 +28,13 @@ from silo_regress.errors import ExitCode
 # moved in front of it before parsing. The value follows unless written with "=".
 _GLOBAL_OPTIONS = ("--color", "--project", "-C")
 # Readable placeholders in --help instead of click's "<str>" and "<int range>".
-_METAVARS = {"run": "RUN_ID", "repeat": "N", "jobs": "N", "timeout": "SECONDS"}
+_METAVARS = {
+    "run": "RUN_ID",
+    "repeat": "N",
+    "jobs": "N",
+    "timeout": "SECONDS",
+    "output": "FILE",
+}
 
 
 def hoist_global_options(args: list[str], commands: Iterable[str]) -> list[str]:
@@ -58,14 +64,22 @@ def hoist_global_options(args: list[str], commands: Iterable[str]) -> list[str]:
     return [*head[:at], *moved, head[at], *kept]
 
 
+def _metavar(param: Any) -> str:
+    """A choice lists its values (``[text|json]``); anything else gets a word."""
+    choices = getattr(param.type, "choices", None)
+    if choices:
+        return "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
+    name = param.name or "value"
+    return _METAVARS.get(name, name.upper().replace("_", "-"))
+
+
 class _Group(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         for command in self.commands.values():
             for param in command.params:
                 option = param.param_type_name == "option"
                 if option and not getattr(param, "is_flag", True) and not param.metavar:
-                    name = param.name or "value"
-                    param.metavar = _METAVARS.get(name, name.upper().replace("_", "-"))
+                    param.metavar = _metavar(param)
         return super().parse_args(ctx, hoist_global_options(args, self.commands))
 
 
@@ -95,13 +109,18 @@ def _root(
         typer.Option(
             "--project",
             "-C",
+            metavar="DIR",
             help="Project directory (default: found by walking up from the current directory).",
             show_default=False,
         ),
     ] = None,
     color: Annotated[
         ColorWhen,
-        typer.Option("--color", help="Colour output: auto (tty, honours NO_COLOR), always, never."),
+        typer.Option(
+            "--color",
+            metavar="WHEN",
+            help="Colour output: auto (tty, honours NO_COLOR), always, never.",
+        ),
     ] = ColorWhen.AUTO,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")

@@ -17,7 +17,7 @@ from silo_regress.cli.common import (
     warn,
 )
 from silo_regress.cli.failon import FailOn, exit_code
-from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -114,6 +114,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.sharding import select_shard
 
         targets = select_shard(targets, chosen_shard)
+    history = start_history(options.report_format, config, [t.ref for t in targets])
     inputs = None
     if config.input_globs:  # without inputs there is no stale detection to load
         from silo_regress.fingerprint import current_inputs
@@ -140,7 +141,14 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         report = replace(fold_repeats(reports), repeat=options.repeat)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
-    emit_report(report, options.report_format, g, output=options.output, verbose=options.verbose)
+    emit_report(
+        report,
+        options.report_format,
+        g,
+        output=options.output,
+        verbose=options.verbose,
+        history=history,
+    )
     return exit_code(report, options.fail_on)
 
 

@@ -20,8 +20,14 @@ from silo_regress.cli.common import (
 )
 from silo_regress.cli.failon import FailOn
 from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
-from silo_regress.cli.output import ReportFormat, emit_report
-from silo_regress.cli.rolloutoptions import AgentOption, JobsOption, RolloutFlags, TimeoutOption
+from silo_regress.cli.output import ReportFormat, emit_report, start_history
+from silo_regress.cli.rolloutoptions import (
+    AgentOption,
+    JobsOption,
+    RolloutFlags,
+    TimeoutOption,
+    at_least,
+)
 from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -58,8 +64,9 @@ def record(
         int | None,
         typer.Option(
             "--repeat",
-            min=1,
-            help="Start Silo N times per task first; refuse a task whose runs disagree.",
+            callback=at_least(1),
+            help="Start Silo N times (at least 1) per task first; refuse a task whose runs "
+            "disagree.",
             show_default=False,
         ),
     ] = None,
@@ -234,8 +241,10 @@ def check(
         typer.Option(
             "--repeat",
             "-n",
-            min=1,
-            help="With --run: rollouts per task, each judged against the accepted variants; "
+            callback=at_least(1),
+            metavar="N",
+            help="With --run: rollouts per task (at least 1), each judged against the accepted "
+            "variants; "
             "a task passes when every rollout matches one.",
             show_default=False,
         ),
@@ -294,7 +303,12 @@ def diff(
         ),
     ] = None,
     report_format: Annotated[
-        ReportFormat, typer.Option("--format", help="Report format on stdout.")
+        ReportFormat,
+        typer.Option(
+            "--format",
+            help="Report format on stdout: any of these for a task; text, markdown or json "
+            "with --from.",
+        ),
     ] = ReportFormat.TEXT,
     from_ref: Annotated[
         str | None,
@@ -339,7 +353,8 @@ def diff(
         raise UsageError("name a task (diff TASK-002), or compare commits with --from GITREF")
     index = index_runs(config.runs_dir)
     report = run_check(config, index, working_tree(config), parse_refs([ref]))
-    emit_report(report, report_format, g, verbose=True)
+    history = start_history(report_format, config, [o.task for o in report.outcomes])
+    emit_report(report, report_format, g, verbose=True, history=history)
     return 0
 
 

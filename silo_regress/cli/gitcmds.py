@@ -47,7 +47,10 @@ def diff_between(
     from silo_regress.render.history import render_source_diff
 
     if output_format not in {f.value for f in HistoryFormat}:
-        raise UsageError(f"diff --from prints text, markdown or json, not {output_format}")
+        raise UsageError(
+            f"--format {output_format} is for a task's diff (diff TASK); diff --from "
+            "prints text, markdown or json"
+        )
     before = git_source(config, ref=from_ref, staged=False)
     after = (
         git_source(config, ref=to_ref, staged=False) if to_ref is not None else working_tree(config)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from silo_regress.cli.app import app
-from silo_regress.cli.common import globals_of, handled
+from silo_regress.cli.common import globals_of, handled, project_config
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
-from silo_regress.cli.output import ReportFormat, emit_report
+from silo_regress.cli.output import ReportFormat, emit_report, start_history
+from silo_regress.errors import ConfigError
 
 
 @app.command()
@@ -36,10 +38,17 @@ def merge(
     a report is unreadable, a shard is missing or a task was checked twice.
     Diffs are rebuilt from the baseline files under --project when they fit.
     """
-    from silo_regress.merger import attach_texts, merge_reports, read_report
+    from silo_regress.merger import merge_reports, read_report
+    from silo_regress.reconstruction import attach_texts
 
     g = globals_of(ctx)
     loaded = [(str(path), read_report(path)) for path in reports]
     report = attach_texts(merge_reports(loaded), g.project)
-    emit_report(report, report_format, g, output=output, verbose=verbose)
+    config = None
+    if report_format is ReportFormat.HTML:
+        # The chart is an extra: a merge run outside a project still writes its page.
+        with contextlib.suppress(ConfigError):
+            config = project_config(g)
+    history = start_history(report_format, config, dict.fromkeys(o.task for o in report.outcomes))
+    emit_report(report, report_format, g, output=output, verbose=verbose, history=history)
     return exit_code(report, fail_on)

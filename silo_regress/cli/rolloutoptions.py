@@ -6,12 +6,31 @@ same wherever Silo is started.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
 from silo_regress.errors import UsageError
+
+_Number = TypeVar("_Number", int, float)
+
+
+def at_least(minimum: _Number) -> Callable[[_Number | None], _Number | None]:
+    """An option callback refusing values below ``minimum``.
+
+    Instead of typer's ``min=``, whose help hint reads ``[x>=0.001]``: the help
+    text says "at least" in words, and the error names the option and the value.
+    """
+
+    def check(value: _Number | None) -> _Number | None:
+        if value is not None and value < minimum:
+            raise typer.BadParameter(f"must be at least {minimum}, not {value}")
+        return value
+
+    return check
+
 
 AgentOption = Annotated[
     str | None,
@@ -27,9 +46,10 @@ TimeoutOption = Annotated[
     float | None,
     typer.Option(
         "--timeout",
-        min=0.001,
+        callback=at_least(0.001),
         metavar="SECONDS",
-        help="Seconds per rollout before its process group is killed (overrides config).",
+        help="Seconds per rollout (at least 0.001) before its process group is killed "
+        "(overrides config).",
         show_default=False,
     ),
 ]
@@ -38,9 +58,9 @@ JobsOption = Annotated[
     typer.Option(
         "--jobs",
         "-j",
-        min=1,
+        callback=at_least(1),
         metavar="N",
-        help="Rollouts at a time (default: jobs in config, else the CPU count).",
+        help="Rollouts at a time, at least 1 (default: jobs in config, else the CPU count).",
         show_default=False,
     ),
 ]

@@ -24,7 +24,13 @@ from silo_regress.cli.common import (
     warn,
     working_tree,
 )
-from silo_regress.cli.rolloutoptions import AgentOption, JobsOption, RolloutFlags, TimeoutOption
+from silo_regress.cli.rolloutoptions import (
+    AgentOption,
+    JobsOption,
+    RolloutFlags,
+    TimeoutOption,
+    at_least,
+)
 from silo_regress.errors import ExitCode, InputError, RunnerError
 
 if TYPE_CHECKING:
@@ -55,8 +61,9 @@ def run_command(
         typer.Option(
             "--repeat",
             "-n",
-            min=1,
-            help="Rollouts per task; with 2 or more, report whether they agree (exit 1 if not).",
+            callback=at_least(1),
+            help="Rollouts per task, at least 1; with 2 or more, report whether they agree "
+            "(exit 1 if not).",
         ),
     ] = 1,
     jobs: JobsOption = None,

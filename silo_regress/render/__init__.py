@@ -10,13 +10,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from silo_regress.history import ScoreHistory
     from silo_regress.outcome import Report
 
 
 def render_report(
-    report: Report, report_format: str, *, color: bool, show_matches: bool = False
+    report: Report,
+    report_format: str,
+    *,
+    color: bool,
+    show_matches: bool = False,
+    history: ScoreHistory | None = None,
 ) -> str:
-    """The check report in one of the formats of DESIGN.md."""
+    """The check report in one of the formats of DESIGN.md; ``history`` is drawn by html."""
     if report_format == "text":
         from silo_regress.render.text import render_text
 
@@ -40,5 +46,5 @@ def render_report(
     if report_format == "html":
         from silo_regress.render.html import render_html
 
-        return render_html(report)
+        return render_html(report, history=history)
     raise ValueError(f"no renderer for --format {report_format}")
