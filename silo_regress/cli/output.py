@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import os
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +43,8 @@ class PendingHistory:
         self._config = config
         self._value: ScoreHistory | None = None
         self._error: BaseException | None = None
+        import threading  # only an HTML report reads history: the hook never pays for it
+
         self._thread = threading.Thread(target=self._read, name="history", daemon=True)
         self._thread.start()
 
