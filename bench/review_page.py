@@ -42,6 +42,7 @@ from generate import (  # noqa: E402
     state_diff_value,
     task_id,
 )
+from hook import GIT_ENV  # noqa: E402
 from scale import Side, bench_env, check_command, paired  # noqa: E402
 
 from silo_regress.canonical import canonicalize  # noqa: E402
@@ -52,14 +53,6 @@ COMMITS = 30
 PER_COMMIT = 10
 PAGE_LIMIT = 2_000_000  # bytes
 TIME_LIMIT = 1.0  # seconds
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
 
 
 def _git(root: Path, *args: str, date: str | None = None) -> None:

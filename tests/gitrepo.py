@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -80,3 +81,29 @@ def readme_snippet(name: str) -> str:
     start = text.index(marker)
     body = text.index("\n", start + len(marker)) + 1
     return text[body : text.index("```\n", body)]
+
+
+FAKE_SILO = Path(__file__).with_name("fake_silo.py")
+
+
+def agent_project(
+    root: Path, *, extra: str = "", files: dict[str, str] | None = None
+) -> SiloProject:
+    """A committed project whose Silo is tests/fake_silo.py and whose agent is silo.agent.ts.
+
+    ``extra`` is appended to the config; ``files`` are written and committed with it.
+    """
+    command = json.dumps([sys.executable, str(FAKE_SILO)])
+    project = make_project(
+        root,
+        config=f'silo-command = {command}\nenvironment = "crm-west"\nagent = "silo.agent.ts"\n'
+        + extra,
+    )
+    git_init(project.root)
+    (project.root / ".gitignore").write_text(".silo/\n")
+    (project.root / "silo.agent.ts").write_text("export default 1;\n")
+    for name, text in (files or {}).items():
+        (project.root / name).write_text(text)
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-qm", "start")
+    return project

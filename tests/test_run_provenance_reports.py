@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from silofixture import SiloProject, git, git_init, make_project, make_result, unreadable
+from gitrepo import agent_project
+from silofixture import SiloProject, git, make_project, make_result, unreadable
 
 from silo_regress import __version__, fingerprint
 from silo_regress.provenance import PROVENANCE_FILE, Provenance, write_provenance
 
-FAKE_SILO = Path(__file__).with_name("fake_silo.py")
 HEX = set("0123456789abcdef")
 
 
@@ -31,19 +30,7 @@ def _quiet_silo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _project(tmp_path: Path, extra: str = "") -> SiloProject:
-    command = json.dumps([sys.executable, str(FAKE_SILO)])
-    project = make_project(
-        tmp_path / "project",
-        config=f'silo-command = {command}\nenvironment = "crm-west"\nagent = "silo.agent.ts"\n'
-        + extra,
-    )
-    git_init(project.root)
-    (project.root / ".gitignore").write_text(".silo/\n")
-    (project.root / "silo.agent.ts").write_text("export default 1;\n")
-    (project.root / "notes.md").write_text("notes\n")
-    git(project.root, "add", "-A")
-    git(project.root, "commit", "-qm", "start")
-    return project
+    return agent_project(tmp_path / "project", extra=extra, files={"notes.md": "notes\n"})
 
 
 def _regressed(project: SiloProject, monkeypatch: pytest.MonkeyPatch) -> str:

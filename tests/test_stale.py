@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from silofixture import SiloProject, git, git_init, make_project, make_result
+from gitrepo import agent_project
+from silofixture import SiloProject, git, make_project, make_result
 
 from silo_regress.provenance import PROVENANCE_FILE
-
-FAKE_SILO = Path(__file__).with_name("fake_silo.py")
 
 
 @pytest.fixture(autouse=True)
@@ -24,19 +22,9 @@ def _quiet_silo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _project(tmp_path: Path, extra: str = "") -> SiloProject:
-    command = json.dumps([sys.executable, str(FAKE_SILO)])
-    project = make_project(
-        tmp_path / "project",
-        config=f'silo-command = {command}\nenvironment = "crm-west"\nagent = "silo.agent.ts"\n'
-        + extra,
+    return agent_project(
+        tmp_path / "project", extra=extra, files={"flaky.agent.ts": "export default 2;\n"}
     )
-    git_init(project.root)
-    (project.root / ".gitignore").write_text(".silo/\n")
-    (project.root / "silo.agent.ts").write_text("export default 1;\n")
-    (project.root / "flaky.agent.ts").write_text("export default 2;\n")
-    git(project.root, "add", "-A")
-    git(project.root, "commit", "-qm", "start")
-    return project
 
 
 def _runs(project: SiloProject) -> list[Path]:
