@@ -17,6 +17,7 @@ import enum
 import functools
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,9 @@ _PATH_VARIABLES = (
     "GIT_COMMON_DIR",
 )
 _REGULAR_FILE_MODES = {b"100644", b"100755"}
+# A staged file larger than this is read from git alone: hashing it twice would
+# cost more than git's own read.
+_WORKTREE_LIMIT = 64 << 20
 _TREE_MODE = b"40000"  # as a tree object writes it (ls-tree prints 040000)
 _SPECIAL_MODES = {b"120000": "symbolic link", b"160000": "submodule"}
 _NOT_A_REPO = "not a git repository"
@@ -348,7 +352,8 @@ def read_index(repo: Repository, directory: str) -> IndexFiles:
             shas[path] = sha.decode("ascii")
         elif mode in _SPECIAL_MODES:
             special[path] = _SPECIAL_MODES[mode]
-    blobs = read_blobs(repo, list(shas.values()))
+    top = f"{directory}/" if directory else ""
+    blobs = read_staged_blobs(repo, {f"{top}{path}": sha for path, sha in shas.items()})
     files = {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
     return IndexFiles(files=files, conflicted=tuple(sorted(set(conflicted))), special=special)
 
@@ -556,12 +561,61 @@ def read_staged(repo: Repository, prefixes: Sequence[str]) -> dict[str, bytes]:
     spec = ["--", *prefixes] if prefixes and "" not in prefixes else []
     out = _git(repo, "ls-files", "--stage", "-z", "--full-name", *spec)
     shas: dict[str, str] = {}
+    links: dict[str, str] = {}
     for record in out.split(b"\0"):
         if not record:
             continue
         meta, _, raw_path = record.partition(b"\t")
         mode, sha, stage = meta.split(b" ")
-        if stage == b"0" and (mode in _REGULAR_FILE_MODES or mode == _SYMLINK_MODE):
+        if stage == b"0" and mode in _REGULAR_FILE_MODES:
             shas[_decode_path(raw_path)] = sha.decode("ascii")
-    blobs = read_blobs(repo, list(shas.values()))
-    return {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
+        elif stage == b"0" and mode == _SYMLINK_MODE:
+            links[_decode_path(raw_path)] = sha.decode("ascii")
+    staged = dict(zip(shas, read_staged_blobs(repo, shas), strict=True))
+    staged.update(zip(links, read_blobs(repo, list(links.values())), strict=True))
+    return {path: data for path, data in staged.items() if data is not None}
+
+
+def read_staged_blobs(repo: Repository, shas: Mapping[str, str]) -> list[bytes | None]:
+    """The blobs ``shas`` names (path from the top -> object id), in that order.
+
+    Most staged files are unchanged in the working tree, and right after a
+    commit their objects are loose: one zlib file each, which costs git far more
+    to read (about 80 us a file) than the working-tree file costs here. So each
+    working-tree file whose bytes hash to the staged object id (git's own
+    ``blob <size>\\0`` hash) is taken from there: the same bytes by construction,
+    whatever filters or timestamps say; the rest come from one ``cat-file``.
+    """
+    import hashlib  # only the hook reads the index
+
+    found: dict[str, bytes] = {}
+    for path, sha in shas.items():
+        data = _worktree_bytes(repo.root / path)
+        if data is None:
+            continue
+        digest = hashlib.sha256() if len(sha) == 64 else hashlib.sha1(usedforsecurity=False)
+        digest.update(b"blob %d\0" % len(data))
+        digest.update(data)
+        if digest.hexdigest() == sha:
+            found[sha] = data
+    missing = [sha for sha in shas.values() if sha not in found]
+    from_git = dict(zip(missing, read_blobs(repo, missing), strict=True))
+    return [found[sha] if sha in found else from_git[sha] for sha in shas.values()]
+
+
+def _worktree_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes (never through a link, never blocking); None otherwise."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _WORKTREE_LIMIT:
+            return None
+        return os.read(fd, info.st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

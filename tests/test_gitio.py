@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,81 @@ def test_history_newest_first_with_abbreviated_hashes(tmp_path: Path) -> None:
     assert found[0].parent is not None and found[1].parent is None
     assert found[0].sha.startswith(found[0].short) and len(found[0].short) >= 7
     assert not any(c.boundary for c in found)
+
+
+def _staged(root: Path, path: str) -> bytes:
+    """What git itself says is staged at ``path``."""
+    done = subprocess.run(
+        ["git", "cat-file", "blob", f":{path}"], cwd=root, capture_output=True, check=True
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    "worktree",
+    ["same", "edited", "crlf", "deleted", "fifo", "symlink-to-same", "directory"],
+)
+def test_staged_files_are_the_index_whatever_the_working_tree_holds(
+    tmp_path: Path, worktree: str
+) -> None:
+    """Files equal to their staged blob are read from the working tree (git's blob hash
+    proves it); anything else, a FIFO or link included, comes from git, never blocking."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "core.autocrlf", "true")  # a filter may call CRLF unchanged
+    (root / "baselines").mkdir()
+    target = root / "baselines" / "T.result.json"
+    target.write_bytes(b'{\n  "passed": true\n}\n')
+    (root / "baselines" / "other.json").write_bytes(b"[]\n")
+    git(root, "add", "-A")
+    expected = _staged(root, "baselines/T.result.json")
+    outside = tmp_path / "same.json"
+    outside.write_bytes(expected)
+    if worktree == "edited":
+        target.write_bytes(b'{\n  "passed": false\n}\n')
+    elif worktree == "crlf":
+        target.write_bytes(expected.replace(b"\n", b"\r\n"))
+    elif worktree == "deleted":
+        target.unlink()
+    elif worktree == "fifo":
+        target.unlink()
+        os.mkfifo(target)
+    elif worktree == "symlink-to-same":
+        target.unlink()
+        target.symlink_to(outside)
+    elif worktree == "directory":
+        target.unlink()
+        target.mkdir()
+    repo = gitio.find_repository(root)
+
+    index = gitio.read_index(repo, "baselines")
+    staged = gitio.read_staged(repo, ["baselines"])
+
+    assert index.files["T.result.json"] == expected
+    assert index.files["other.json"] == b"[]\n"
+    assert staged["baselines/T.result.json"] == expected
+
+
+def test_unchanged_staged_files_are_not_asked_of_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a commit every object is loose: git reads none of the unchanged ones."""
+    project = recorded(tmp_path / "repo")
+    marker = project.root / "baselines" / ".silo-regress-format"  # the one blob with its bytes
+    staged = marker.read_bytes()
+    marker.write_bytes(b"edited\n")
+    asked: list[str] = []
+    real = gitio.read_blobs
+
+    def recording(repo: gitio.Repository, names: list[str]) -> list[bytes | None]:
+        asked.extend(names)
+        return real(repo, names)
+
+    monkeypatch.setattr(gitio, "read_blobs", recording)
+    index = gitio.read_index(gitio.find_repository(project.root), "baselines")
+
+    edited = git(project.root, "rev-parse", ":baselines/.silo-regress-format").stdout.strip()
+    assert asked == [edited]  # only the file that differs from its staged blob
+    assert index.files[".silo-regress-format"] == staged
+    assert len(index.files) == 5
