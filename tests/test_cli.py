@@ -10,6 +10,7 @@ import sys
 import pytest
 from silofixture import SiloProject, make_result
 
+from silo_regress import __version__
 from silo_regress.cli import app
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -46,7 +47,8 @@ def test_exit_0_everything_matched(project: SiloProject) -> None:
 def test_exit_0_version_and_help(project: SiloProject) -> None:
     version = project.runner.invoke(app, ["--version"])
     assert version.exit_code == 0
-    assert re.fullmatch(r"silo-regress \d+\.\d+\.\d+\n", version.stdout)
+    assert version.stdout == f"silo-regress {__version__}\n"
+    assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+)?", __version__)  # PEP 440, as pip shows it
     helped = project.runner.invoke(app, ["--help"])
     assert helped.exit_code == 0
     assert "record" in helped.stdout and "check" in helped.stdout
