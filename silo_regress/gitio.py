@@ -353,7 +353,7 @@ def read_index(repo: Repository, directory: str) -> IndexFiles:
         elif mode in _SPECIAL_MODES:
             special[path] = _SPECIAL_MODES[mode]
     top = f"{directory}/" if directory else ""
-    blobs = read_staged_blobs(repo, {f"{top}{path}": sha for path, sha in shas.items()})
+    blobs = read_tracked_blobs(repo, {f"{top}{path}": sha for path, sha in shas.items()})
     files = {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
     return IndexFiles(files=files, conflicted=tuple(sorted(set(conflicted))), special=special)
 
@@ -387,16 +387,17 @@ def read_tree_entries(
 ) -> tuple[dict[str, bytes], dict[str, str]]:
     """:func:`read_tree`, plus the links and submodules it leaves out (path -> kind)."""
     shas, special = _ls_tree(repo, commit, directory)
-    blobs = read_blobs(repo, list(shas.values()))
+    top = f"{directory}/" if directory else ""
+    # `check --against HEAD` and `diff --from main` name commits whose baselines
+    # mostly equal the working tree's: those are read there, proven by their hash.
+    blobs = read_tracked_blobs(repo, {f"{top}{path}": sha for path, sha in shas.items()})
     files = {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
     return files, special
 
 
 def read_tree(repo: Repository, commit: str, directory: str) -> dict[str, bytes]:
     """Every regular file under ``directory`` in ``commit`` (a full hash)."""
-    shas = list_tree(repo, commit, directory)
-    blobs = read_blobs(repo, list(shas.values()))
-    return {path: data for path, data in zip(shas, blobs, strict=True) if data is not None}
+    return read_tree_entries(repo, commit, directory)[0]
 
 
 # --- working tree state ----------------------------------------------------------
@@ -571,16 +572,16 @@ def read_staged(repo: Repository, prefixes: Sequence[str]) -> dict[str, bytes]:
             shas[_decode_path(raw_path)] = sha.decode("ascii")
         elif stage == b"0" and mode == _SYMLINK_MODE:
             links[_decode_path(raw_path)] = sha.decode("ascii")
-    staged = dict(zip(shas, read_staged_blobs(repo, shas), strict=True))
+    staged = dict(zip(shas, read_tracked_blobs(repo, shas), strict=True))
     staged.update(zip(links, read_blobs(repo, list(links.values())), strict=True))
     return {path: data for path, data in staged.items() if data is not None}
 
 
-def read_staged_blobs(repo: Repository, shas: Mapping[str, str]) -> list[bytes | None]:
+def read_tracked_blobs(repo: Repository, shas: Mapping[str, str]) -> list[bytes | None]:
     """The blobs ``shas`` names (path from the top -> object id), in that order.
 
-    Most staged files are unchanged in the working tree, and right after a
-    commit their objects are loose: one zlib file each, which costs git far more
+    Most staged (or recently committed) files are unchanged in the working tree,
+    and right after a commit their objects are loose: one zlib file each, which costs git far more
     to read (about 80 us a file) than the working-tree file costs here. So each
     working-tree file whose bytes hash to the staged object id (git's own
     ``blob <size>\\0`` hash) is taken from there: the same bytes by construction,

@@ -169,7 +169,7 @@ def _staged(root: Path, path: str) -> bytes:
     "worktree",
     ["same", "edited", "crlf", "deleted", "fifo", "symlink-to-same", "directory"],
 )
-def test_staged_files_are_the_index_whatever_the_working_tree_holds(
+def test_staged_and_committed_files_are_git_s_whatever_the_working_tree_holds(
     tmp_path: Path, worktree: str
 ) -> None:
     """Files equal to their staged blob are read from the working tree (git's blob hash
@@ -183,6 +183,7 @@ def test_staged_files_are_the_index_whatever_the_working_tree_holds(
     target.write_bytes(b'{\n  "passed": true\n}\n')
     (root / "baselines" / "other.json").write_bytes(b"[]\n")
     git(root, "add", "-A")
+    git(root, "commit", "-qm", "baselines")
     expected = _staged(root, "baselines/T.result.json")
     outside = tmp_path / "same.json"
     outside.write_bytes(expected)
@@ -205,8 +206,10 @@ def test_staged_files_are_the_index_whatever_the_working_tree_holds(
 
     index = gitio.read_index(repo, "baselines")
     staged = gitio.read_staged(repo, ["baselines"])
+    committed = gitio.read_tree(repo, gitio.resolve_commit(repo, "HEAD"), "baselines")
 
     assert index.files["T.result.json"] == expected
+    assert committed["T.result.json"] == expected
     assert index.files["other.json"] == b"[]\n"
     assert staged["baselines/T.result.json"] == expected
 
