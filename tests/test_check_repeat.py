@@ -234,6 +234,12 @@ def test_every_format_shows_or_survives_the_repeats(tmp_path: Path, control: Pat
         if report_format == "junit":
             assert 'name="result.json (rollout 2 of 3)"' in done.stdout
             assert 'name="state-diff.json (rollouts 1, 2, 3 of 3)"' in done.stdout
+        if report_format == "html":
+            assert (
+                "<li>TASK-001 (crm-west): 2/3 match, variants 1,2; no match: rollout 2</li>"
+                in done.stdout
+            )
+            assert "over 3 rollouts with results" in done.stdout
 
 
 def test_shard_agent_and_timeout_with_repeats(tmp_path: Path, control: Path) -> None:

@@ -30,6 +30,7 @@ from silo_regress.render.summary import (
     Summary,
     TaskLine,
     counts_phrase,
+    scored_unit,
     scores_phrase,
     summarize_report,
 )
@@ -223,9 +224,15 @@ def render_html(
         f'<p class="verdicts" id="verdicts">{escape(counts_phrase(summary) + where)};'
         f" {escape(summary_sentence(report))}</p>",
     ]
-    scores = scores_phrase(summary.totals)
+    scores = scores_phrase(summary.totals, per=scored_unit(report))
     if scores is not None:
         out.append(f'<p class="scores" id="scores">{escape(scores)}</p>')
+    if report.repeat is not None:
+        from silo_regress.render.tallies import tally_lines
+
+        out.append('<ul class="tallies" id="tallies">')
+        out += [f"<li>{escape(line)}</li>" for line in tally_lines(report)]
+        out.append("</ul>")
     out += _counts(summary)
     if history is not None:
         out += chart_html(history)

@@ -120,11 +120,16 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     if report.repeat is not None:
         out += _tallies(report)
     if failing:
-        from silo_regress.render.summary import counts_phrase, scores_phrase, summarize_report
+        from silo_regress.render.summary import (
+            counts_phrase,
+            scored_unit,
+            scores_phrase,
+            summarize_report,
+        )
 
         summary = summarize_report(report)
         out.append(f"**By task:** {cell(counts_phrase(summary))}")
-        scores = scores_phrase(summary.totals, per="task" if report.repeat is None else "rollout")
+        scores = scores_phrase(summary.totals, per=scored_unit(report))
         if scores:
             out += ["", cell(scores[:1].upper() + scores[1:])]
         out.append("")

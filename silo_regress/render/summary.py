@@ -117,6 +117,11 @@ def counts_phrase(summary: Summary) -> str:
     return f"{parts} ({summary.tasks} task{'s' * (summary.tasks != 1)})"
 
 
+def scored_unit(report: Report) -> str:
+    """What the totals count: tasks, or rollouts under check --run --repeat N."""
+    return "task" if report.repeat is None else "rollout"
+
+
 def scores_phrase(totals: Totals | None, *, per: str = "task") -> str | None:
     """``pass rate 6/6 -> 5/6, total reward 6 -> 5.33 (6 tasks with results)``.
 

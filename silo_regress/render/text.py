@@ -112,11 +112,16 @@ def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[s
     Returns the lines and the texts of the notes shared by several tasks, which the
     details below then leave out.
     """
-    from silo_regress.render.summary import counts_phrase, scores_phrase, summarize_report
+    from silo_regress.render.summary import (
+        counts_phrase,
+        scored_unit,
+        scores_phrase,
+        summarize_report,
+    )
 
     summary = summarize_report(report)
     out = [f"by task: {counts_phrase(summary)}"]
-    scores = scores_phrase(summary.totals, per="task" if report.repeat is None else "rollout")
+    scores = scores_phrase(summary.totals, per=scored_unit(report))
     if scores:
         out.append(scores)
     width = max((len(line.kind) for line in summary.lines), default=0)
