@@ -54,6 +54,7 @@ DECLINED = {
     "escaped key sorting apart": b'{\n  "\\ue000": 1,\n  "\\ud83d\\ude00": 2\n}\n',
     "escaped slash": b'[\n  "a\\/b"\n]\n',
     "UTF-16 key order": '{\n  "\ue000": 1,\n  "\U0001f600": 2\n}\n'.encode(),
+    "UTF-16 key order, nested, U+FFFF": pretty({"a": [{"\U00010000": 1, "\uffff": 2}]}),
     "CRLF": b'{\r\n  "a": 1\r\n}\r\n',
     "BOM": b'\xef\xbb\xbf{\n  "a": 1\n}\n',
     "no final newline": b'{\n  "a": 1\n}',
@@ -99,6 +100,8 @@ TAKEN = {
     "64-bit extremes": b"[\n  18446744073709551615,\n  -9223372036854775808\n]\n",
     "non-ASCII values and keys below U+E000": pretty({"z\u00eb": "\u2713 \U0001f600", "a": 1}),
     "fractions after many sentences": pretty({"a": "One. Two. " * 40, "b": [0.5, 10.05]}),
+    "keys beyond U+FFFF only": pretty({"\U0001f600": 1, "\U0001f4a9": 2, "z\U00010000": 3}),
+    "U+E000 to U+FFFF in values, plain keys": pretty({"b": "\ufffd\ue000", "a": "\U0001f600"}),
 }
 
 
@@ -167,3 +170,16 @@ def test_orjson_prints_doubles_of_every_magnitude_as_javascript_where_the_check_
             printed = orjson.dumps(value)
             if canonical._prints_like_javascript(printed):
                 assert printed == format_number(value).encode(), value
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=["Cs"])), min_size=2, max_size=8))
+def test_code_point_and_utf16_orders_differ_only_with_a_character_from_u_e000(
+    keys: list[str],
+) -> None:
+    """The claim step 3 of the proof rests on: without a character of U+E000 to U+FFFF
+    (UTF-8 lead byte 0xEE or 0xEF), sorting by code point is sorting by UTF-16 unit."""
+    in_utf16 = sorted(keys, key=lambda k: k.encode("utf-16-be"))
+    if not any(canonical._has_high_bmp(k.encode()) for k in keys):
+        assert sorted(keys) == in_utf16
+    plain = [k.translate({c: None for c in range(0xE000, 0x10000)}) for k in keys]
+    assert sorted(plain) == sorted(plain, key=lambda k: k.encode("utf-16-be"))
