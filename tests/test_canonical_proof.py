@@ -55,6 +55,10 @@ DECLINED = {
     "escaped slash": b'[\n  "a\\/b"\n]\n',
     "UTF-16 key order": '{\n  "\ue000": 1,\n  "\U0001f600": 2\n}\n'.encode(),
     "UTF-16 key order, nested, U+FFFF": pretty({"a": [{"\U00010000": 1, "\uffff": 2}]}),
+    "lone surrogate": b'[\n  "\\ud800"\n]\n',
+    "lone surrogate in a key": b'{\n  "\\udfff": 1\n}\n',
+    "trailing data": b'{\n  "a": 1\n}\n{}\n',
+    "nested deeper than orjson prints": b"[" * 255 + b"]" * 255 + b"\n",
     "CRLF": b'{\r\n  "a": 1\r\n}\r\n',
     "BOM": b'\xef\xbb\xbf{\n  "a": 1\n}\n',
     "no final newline": b'{\n  "a": 1\n}',
@@ -183,3 +187,10 @@ def test_code_point_and_utf16_orders_differ_only_with_a_character_from_u_e000(
         assert sorted(keys) == in_utf16
     plain = [k.translate({c: None for c in range(0xE000, 0x10000)}) for k in keys]
     assert sorted(plain) == sorted(plain, key=lambda k: k.encode("utf-16-be"))
+
+
+def test_a_document_cannot_be_changed_after_it_is_built() -> None:
+    document = canonicalize(TAKEN["Silo's insertion order"], source=SOURCE)
+    with pytest.raises(AttributeError):
+        setattr(document, "text", b"{}\n")  # noqa: B010 (the point is the attribute)
+    assert document.text == exact(TAKEN["Silo's insertion order"])
