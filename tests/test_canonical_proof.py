@@ -41,6 +41,7 @@ DECLINED = {
     "integral float": b'{\n  "reward": 1.0\n}\n',
     "integral float last in an array": b"[\n  2,\n  1.0\n]\n",
     "zero as a float": b"[\n  0.0\n]\n",
+    "integral float as the whole text": b"7.0\n",
     "negative zero float": b"[\n  -0.0\n]\n",
     "negative zero integer": b"[\n  -0\n]\n",
     "integer beyond 64 bits": b"[\n  18446744073709551616\n]\n",
@@ -194,3 +195,18 @@ def test_a_document_cannot_be_changed_after_it_is_built() -> None:
     with pytest.raises(AttributeError):
         setattr(document, "text", b"{}\n")  # noqa: B010 (the point is the attribute)
     assert document.text == exact(TAKEN["Silo's insertion order"])
+
+
+@pytest.mark.parametrize(
+    "data", [b"[1.0]", b"1.0", b'{"a":2.0}', b"[1,2.0,3]", b"[1e+16]", b"[1e-6]"]
+)
+def test_a_compact_print_with_a_number_unlike_javascript_is_not_canonical(data: bytes) -> None:
+    value = orjson.loads(data)
+    assert orjson.dumps(value) == data  # faithful: only the number check can refuse it
+    assert not canonical.compact_is_canonical(value, data)
+
+
+@pytest.mark.parametrize("data", [b"[1.5]", b"1.05", b'{"a":"2.0"}', b"[1,20.25,3]", b"[1e-7]"])
+def test_a_compact_print_with_numbers_as_javascript_prints_them_is_canonical(data: bytes) -> None:
+    value = orjson.loads(data)
+    assert canonical.compact_is_canonical(value, data)
