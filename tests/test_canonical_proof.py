@@ -210,3 +210,46 @@ def test_a_compact_print_with_a_number_unlike_javascript_is_not_canonical(data: 
 def test_a_compact_print_with_numbers_as_javascript_prints_them_is_canonical(data: bytes) -> None:
     value = orjson.loads(data)
     assert canonical.compact_is_canonical(value, data)
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=["Cs"]), max_size=8)
+)
+KEYS = st.text(st.characters(blacklist_categories=["Cs"]), max_size=4)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def printed_members(pairs: list[tuple[str, Any]]) -> bytes:
+    """An object printed in orjson's (and Silo's) layout, keys as given, repeats kept."""
+    members = []
+    for key, member in pairs:
+        inner = orjson.dumps(member, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        members.append(b"  " + orjson.dumps(key) + b": " + inner)
+    return b"{\n" + b",\n".join(members) + b"\n}\n"
+
+
+@given(
+    st.dictionaries(KEYS, VALUES, min_size=1, max_size=5),
+    st.integers(min_value=0),
+    st.integers(min_value=0),
+    VALUES,
+)
+def test_a_repeated_key_in_silo_layout_never_takes_the_fast_path(
+    value: dict[str, Any], pick: int, at: int, other: Any
+) -> None:
+    pairs = list(value.items())
+    key = pairs[pick % len(pairs)][0]
+    pairs.insert(at % (len(pairs) + 1), (key, other))
+    data = printed_members(pairs)
+    assert printed_members(list(value.items())) == pretty(value)  # the layout is orjson's
+    assert canonical._canonicalize_fast(data) is None
+    with pytest.raises(InputError, match="duplicate key"):
+        canonicalize(data, source=SOURCE)
