@@ -41,6 +41,7 @@ DECLINED = {
     "integral float": b'{\n  "reward": 1.0\n}\n',
     "integral float last in an array": b"[\n  2,\n  1.0\n]\n",
     "zero as a float": b"[\n  0.0\n]\n",
+    "integral float as the whole text": b"7.0\n",
     "negative zero float": b"[\n  -0.0\n]\n",
     "negative zero integer": b"[\n  -0\n]\n",
     "integer beyond 64 bits": b"[\n  18446744073709551616\n]\n",
@@ -54,6 +55,11 @@ DECLINED = {
     "escaped key sorting apart": b'{\n  "\\ue000": 1,\n  "\\ud83d\\ude00": 2\n}\n',
     "escaped slash": b'[\n  "a\\/b"\n]\n',
     "UTF-16 key order": '{\n  "\ue000": 1,\n  "\U0001f600": 2\n}\n'.encode(),
+    "UTF-16 key order, nested, U+FFFF": pretty({"a": [{"\U00010000": 1, "\uffff": 2}]}),
+    "lone surrogate": b'[\n  "\\ud800"\n]\n',
+    "lone surrogate in a key": b'{\n  "\\udfff": 1\n}\n',
+    "trailing data": b'{\n  "a": 1\n}\n{}\n',
+    "nested deeper than orjson prints": b"[" * 255 + b"]" * 255 + b"\n",
     "CRLF": b'{\r\n  "a": 1\r\n}\r\n',
     "BOM": b'\xef\xbb\xbf{\n  "a": 1\n}\n',
     "no final newline": b'{\n  "a": 1\n}',
@@ -99,6 +105,8 @@ TAKEN = {
     "64-bit extremes": b"[\n  18446744073709551615,\n  -9223372036854775808\n]\n",
     "non-ASCII values and keys below U+E000": pretty({"z\u00eb": "\u2713 \U0001f600", "a": 1}),
     "fractions after many sentences": pretty({"a": "One. Two. " * 40, "b": [0.5, 10.05]}),
+    "keys beyond U+FFFF only": pretty({"\U0001f600": 1, "\U0001f4a9": 2, "z\U00010000": 3}),
+    "U+E000 to U+FFFF in values, plain keys": pretty({"b": "\ufffd\ue000", "a": "\U0001f600"}),
 }
 
 
@@ -167,3 +175,81 @@ def test_orjson_prints_doubles_of_every_magnitude_as_javascript_where_the_check_
             printed = orjson.dumps(value)
             if canonical._prints_like_javascript(printed):
                 assert printed == format_number(value).encode(), value
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=["Cs"])), min_size=2, max_size=8))
+def test_code_point_and_utf16_orders_differ_only_with_a_character_from_u_e000(
+    keys: list[str],
+) -> None:
+    """The claim step 3 of the proof rests on: without a character of U+E000 to U+FFFF
+    (UTF-8 lead byte 0xEE or 0xEF), sorting by code point is sorting by UTF-16 unit."""
+    in_utf16 = sorted(keys, key=lambda k: k.encode("utf-16-be"))
+    if not any(canonical._has_high_bmp(k.encode()) for k in keys):
+        assert sorted(keys) == in_utf16
+    plain = [k.translate({c: None for c in range(0xE000, 0x10000)}) for k in keys]
+    assert sorted(plain) == sorted(plain, key=lambda k: k.encode("utf-16-be"))
+
+
+def test_a_document_cannot_be_changed_after_it_is_built() -> None:
+    document = canonicalize(TAKEN["Silo's insertion order"], source=SOURCE)
+    with pytest.raises(AttributeError):
+        setattr(document, "text", b"{}\n")  # noqa: B010 (the point is the attribute)
+    assert document.text == exact(TAKEN["Silo's insertion order"])
+
+
+@pytest.mark.parametrize(
+    "data", [b"[1.0]", b"1.0", b'{"a":2.0}', b"[1,2.0,3]", b"[1e+16]", b"[1e-6]"]
+)
+def test_a_compact_print_with_a_number_unlike_javascript_is_not_canonical(data: bytes) -> None:
+    value = orjson.loads(data)
+    assert orjson.dumps(value) == data  # faithful: only the number check can refuse it
+    assert not canonical.compact_is_canonical(value, data)
+
+
+@pytest.mark.parametrize("data", [b"[1.5]", b"1.05", b'{"a":"2.0"}', b"[1,20.25,3]", b"[1e-7]"])
+def test_a_compact_print_with_numbers_as_javascript_prints_them_is_canonical(data: bytes) -> None:
+    value = orjson.loads(data)
+    assert canonical.compact_is_canonical(value, data)
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=["Cs"]), max_size=8)
+)
+KEYS = st.text(st.characters(blacklist_categories=["Cs"]), max_size=4)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def printed_members(pairs: list[tuple[str, Any]]) -> bytes:
+    """An object printed in orjson's (and Silo's) layout, keys as given, repeats kept."""
+    members = []
+    for key, member in pairs:
+        inner = orjson.dumps(member, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        members.append(b"  " + orjson.dumps(key) + b": " + inner)
+    return b"{\n" + b",\n".join(members) + b"\n}\n"
+
+
+@given(
+    st.dictionaries(KEYS, VALUES, min_size=1, max_size=5),
+    st.integers(min_value=0),
+    st.integers(min_value=0),
+    VALUES,
+)
+def test_a_repeated_key_in_silo_layout_never_takes_the_fast_path(
+    value: dict[str, Any], pick: int, at: int, other: Any
+) -> None:
+    pairs = list(value.items())
+    key = pairs[pick % len(pairs)][0]
+    pairs.insert(at % (len(pairs) + 1), (key, other))
+    data = printed_members(pairs)
+    assert printed_members(list(value.items())) == pretty(value)  # the layout is orjson's
+    assert canonical._canonicalize_fast(data) is None
+    with pytest.raises(InputError, match="duplicate key"):
+        canonicalize(data, source=SOURCE)
