@@ -131,7 +131,9 @@ def compare_artifact(
     provenance: Provenance | None = None,
     match_scores: tuple[Scores, Scores] | None = None,
     details: bool = True,
+    origin: BaselineOrigin | None = None,
 ) -> Outcome:
+    """``origin`` is ``origin_of(source)``, given by a caller that compares many artifacts."""
     artifact = baseline.artifact
     common = _Common(
         task=baseline.ref,
@@ -142,7 +144,7 @@ def compare_artifact(
         run_name=run.name if run else None,
         variant=baseline.variant if baseline.name_problem is None else None,
         provenance=provenance,
-        baseline_source=origin_of(source),
+        baseline_source=origin if origin is not None else origin_of(source),
         match_scores=match_scores if artifact == RESULT_FILE else None,
     )
     return _judge(
@@ -224,8 +226,11 @@ def _judge(
             # Derived bytes are canonical already: a matching tool path of 100 MB
             # is never parsed into objects.
             return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=data)
+        run_shown = common.run_path  # the file read, unless the artifact is derived from it
+        if is_derived(artifact) or run_shown is None:
+            run_shown = config.relative(f"{run.path}{os.sep}{artifact}")
         try:
-            run_doc = canonicalize(data, source=config.relative(f"{run.path}{os.sep}{artifact}"))
+            run_doc = canonicalize(data, source=run_shown)
         except InputError as exc:
             return common.outcome(
                 Verdict.INCOMPLETE_RUN, detail=exc.message, baseline_text=baseline_bytes

@@ -35,6 +35,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_READ_FLAGS = os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC
+_READ_FLAGS_NOFOLLOW = _READ_FLAGS | _NOFOLLOW
 
 # What says a file changed without reading it: mtime_ns, ctime_ns, size, inode.
 StatKey = tuple[int, int, int, int]
@@ -123,9 +125,8 @@ def read_keyed(
 
     The run-index cache keys each ``run.json`` by it, so a run is stat'ed once, not twice.
     """
-    flags = os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _READ_FLAGS if follow else _READ_FLAGS_NOFOLLOW)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -135,10 +136,11 @@ def read_keyed(
         if not stat.S_ISREG(info.st_mode):
             kind = kind_of(info.st_mode)
             raise FileError(f"{shown}: {describe(kind)}", kind=kind, reason=describe(kind))
-        if info.st_size > limit:
-            why = f"{info.st_size} bytes, more than the {limit} read"
+        size = info.st_size
+        if size > limit:
+            why = f"{size} bytes, more than the {limit} read"
             raise FileError(f"{shown}: {why}", reason=why)
-        return _read_all(fd, info.st_size, shown=shown, limit=limit), stat_key(info)
+        return _read_all(fd, size, shown=shown, limit=limit), stat_key(info)
     finally:
         os.close(fd)
 

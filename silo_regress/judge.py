@@ -75,6 +75,8 @@ def check(
     version = source.format_version()
     wrong_version = _version_problem(version, source, config) if targets else None
 
+    origin = origin_of(source)
+
     def judge_part(part: Sequence[Target]) -> tuple[list[Outcome], list[str]]:
         return _judge_targets(
             config,
@@ -85,6 +87,7 @@ def check(
             inputs=inputs,
             allow_stale=allow_stale,
             wrong_version=wrong_version,
+            origin=origin,
         )
 
     if workers is None:
@@ -97,7 +100,7 @@ def check(
     return Report(
         outcomes=tuple(outcomes),
         warnings=_warnings(config, index) + tuple(notes),
-        source=origin_of(source),
+        source=origin,
     )
 
 
@@ -111,6 +114,7 @@ def _judge_targets(
     inputs: InputSnapshot | None,
     allow_stale: bool,
     wrong_version: str | None,
+    origin: BaselineOrigin,
 ) -> tuple[list[Outcome], list[str]]:
     """The outcomes of ``targets``, in order, and the warnings judging them gave."""
     outcomes: list[Outcome] = []
@@ -138,7 +142,7 @@ def _judge_targets(
                 )
             continue
         if target.ambiguous:
-            outcomes.extend(_ambiguous(config, target, origin=origin_of(source)))
+            outcomes.extend(_ambiguous(config, target, origin=origin))
             continue
         fresh = None
         if run is not None and inputs is not None:
@@ -150,19 +154,20 @@ def _judge_targets(
         result = read_result(config, run) if run is not None else None
         judged: list[Outcome] = []
         match_scores = _match_scores(settings, result)
+        compare = functools.partial(
+            compare_artifact,
+            config,
+            source,
+            environment=environment,
+            run=run,
+            result=result,
+            wrong_version=wrong_version,
+            settings=settings,
+            provenance=fresh.record if fresh is not None else None,
+            match_scores=match_scores,
+            origin=origin,
+        )
         for variants in group_variants(target.baselines).values():
-            compare = functools.partial(
-                compare_artifact,
-                config,
-                source,
-                environment=environment,
-                run=run,
-                result=result,
-                wrong_version=wrong_version,
-                settings=settings,
-                provenance=fresh.record if fresh is not None else None,
-                match_scores=match_scores,
-            )
             if len(variants) == 1 and variants[0].variant == 1:
                 judged.append(compare(variants[0]))
             else:
@@ -180,8 +185,11 @@ def _judge_targets(
 
             fresh = judge_run(config, run, None, ref=target.ref)
             notes.extend(fresh.warnings)
+        if fresh is None:
+            outcomes.extend(directed)
+            continue
         outcomes.extend(_with_freshness(o, fresh, allow_stale=allow_stale) for o in directed)
-        if fresh is not None and fresh.stale is not None and allow_stale:
+        if fresh.stale is not None and allow_stale:
             notes.append(f"{fresh.describe()} (judged anyway: --allow-stale)")
     return outcomes, notes
 

@@ -190,6 +190,8 @@ class _RunsByTask(Mapping[Key, tuple[Run, ...]]):
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+# A key whose safety is not known yet (None means it is safe).
+_UNCHECKED = "unchecked"
 
 
 def microseconds(moment: datetime) -> int:
@@ -260,31 +262,42 @@ class RunReader:
         """The task key and row ``meta`` (a parsed run.json) gives, or why it cannot."""
         if not isinstance(meta, dict):
             return f"{RUN_FILE} is not a JSON object"
-        environment, task_id, started_at = (
-            meta.get("environment"),
-            meta.get("taskId"),
-            meta.get("startedAt"),
-        )
-        for label, value in (
-            ("environment", environment),
-            ("taskId", task_id),
-            ("startedAt", started_at),
+        get = meta.get
+        environment, task_id, started_at = get("environment"), get("taskId"), get("startedAt")
+        # One test for the usual run.json; the loop below only words what is wrong.
+        if not (
+            isinstance(environment, str)
+            and isinstance(task_id, str)
+            and isinstance(started_at, str)
         ):
-            if not isinstance(value, str):
-                return f"{RUN_FILE} has no string {label!r}"
-        key: Key = (environment, task_id)  # type: ignore[assignment]
-        if key not in self._checked:
-            self._checked[key] = _key_problem(key)
-        problem = self._checked[key]
+            return _missing_field(environment, task_id, started_at)
+        key: Key = (environment, task_id)
+        problem = self._checked.get(key, _UNCHECKED)
+        if problem is _UNCHECKED:
+            problem = self._checked[key] = _key_problem(key)
         if problem is not None:
             return problem
-        started = parse_started(started_at)  # type: ignore[arg-type]
-        if started is None:
+        try:
+            started = datetime.fromisoformat(started_at)
+        except ValueError:
             return f"{RUN_FILE} startedAt {started_at!r} is not ISO 8601"
-        return key, (microseconds(started), name, started_at)  # type: ignore[return-value]
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=UTC)
+        return key, ((started - _EPOCH) // _MICROSECOND, name, started_at)
 
     def _unidentified(self, name: str, reason: str) -> Unidentified:
         return Unidentified(self.runs_dir / name, reason)
+
+
+def _missing_field(environment: object, task_id: object, started_at: object) -> str:
+    for label, value in (
+        ("environment", environment),
+        ("taskId", task_id),
+        ("startedAt", started_at),
+    ):
+        if not isinstance(value, str):
+            return f"{RUN_FILE} has no string {label!r}"
+    raise AssertionError("every field is a string")
 
 
 def _key_problem(key: Key) -> str | None:
