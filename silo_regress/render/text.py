@@ -240,6 +240,8 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
 
 def accept_hint(report: Report) -> str:
     """The closing advice (render/summary.py), one line per step."""
+    if all(o.verdict is not Verdict.CHANGED for o in report.outcomes):
+        return ""  # nothing to accept: a passing hook never loads the advice
     from silo_regress.render.advice import advise
 
     return "\n".join(
