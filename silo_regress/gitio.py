@@ -17,7 +17,6 @@ import enum
 import functools
 import os
 import re
-import stat
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,6 +24,7 @@ from datetime import date
 from pathlib import Path
 
 from silo_regress.errors import GitError
+from silo_regress.worktreeblobs import worktree_blobs
 
 # Variables git exports to hooks (GIT_INDEX_FILE is ".git/index" on a plain first
 # commit). Relative values mean "relative to where git started the hook": they are
@@ -37,9 +37,6 @@ _PATH_VARIABLES = (
     "GIT_COMMON_DIR",
 )
 _REGULAR_FILE_MODES = {b"100644", b"100755"}
-# A staged file larger than this is read from git alone: hashing it twice would
-# cost more than git's own read.
-_WORKTREE_LIMIT = 64 << 20
 _TREE_MODE = b"40000"  # as a tree object writes it (ls-tree prints 040000)
 _SPECIAL_MODES = {b"120000": "symbolic link", b"160000": "submodule"}
 _NOT_A_REPO = "not a git repository"
@@ -578,45 +575,6 @@ def read_staged(repo: Repository, prefixes: Sequence[str]) -> dict[str, bytes]:
 
 
 def read_tracked_blobs(repo: Repository, shas: Mapping[str, str]) -> list[bytes | None]:
-    """The blobs ``shas`` names (path from the top -> object id), in that order.
-
-    Most staged (or recently committed) files are unchanged in the working tree,
-    and right after a commit their objects are loose: one zlib file each, which costs git far more
-    to read (about 80 us a file) than the working-tree file costs here. So each
-    working-tree file whose bytes hash to the staged object id (git's own
-    ``blob <size>\\0`` hash) is taken from there: the same bytes by construction,
-    whatever filters or timestamps say; the rest come from one ``cat-file``.
-    """
-    import hashlib  # only the hook reads the index
-
-    found: dict[str, bytes] = {}
-    for path, sha in shas.items():
-        data = _worktree_bytes(repo.root / path)
-        if data is None:
-            continue
-        digest = hashlib.sha256() if len(sha) == 64 else hashlib.sha1(usedforsecurity=False)
-        digest.update(b"blob %d\0" % len(data))
-        digest.update(data)
-        if digest.hexdigest() == sha:
-            found[sha] = data
-    missing = [sha for sha in shas.values() if sha not in found]
-    from_git = dict(zip(missing, read_blobs(repo, missing), strict=True))
-    return [found[sha] if sha in found else from_git[sha] for sha in shas.values()]
-
-
-def _worktree_bytes(path: Path) -> bytes | None:
-    """A regular file's bytes (never through a link, never blocking); None otherwise."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _WORKTREE_LIMIT:
-            return None
-        return os.read(fd, info.st_size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    """The blobs ``shas`` names (path from the top -> object id), in that order: from
+    the working tree where a file hashes to its object id, else from git."""
+    return worktree_blobs(repo.root, shas, ask_git=lambda names: read_blobs(repo, names))

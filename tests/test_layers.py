@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio", "silo_regress.cpus"),
     ("silo_regress.configvalues",),  # one config value checked and typed
+    ("silo_regress.worktreeblobs",),  # working-tree files that are the git objects
     (
         "silo_regress.canonical",
         "silo_regress.volatile",
