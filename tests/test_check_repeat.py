@@ -21,6 +21,16 @@ ANSWER_A, ANSWER_B = LONG_OUTPUTS[:2]
 ANSWER_NEW = ANSWER_B + " Also booked a call."
 
 
+def answers(control: Path, *outputs: str) -> None:
+    """The stand-in's rollouts of TASK-001 answer ``outputs`` in turn."""
+    behave(control, **{"TASK-001": {"mode": "vary", "outputs": list(outputs)}})
+
+
+def check_three(project: SiloProject) -> Any:
+    """check --run --repeat 3 of TASK-001, one rollout at a time (rollout k is answer k)."""
+    return project.cli("check", "--run", "--repeat", "3", "--jobs", "1", "TASK-001")
+
+
 def restart_count(control: Path) -> None:
     """The stand-in's next rollout of each task is its first again."""
     for counter in control.parent.glob(".count-*"):
@@ -30,7 +40,7 @@ def restart_count(control: Path) -> None:
 def with_two_variants(tmp_path: Path, control: Path) -> SiloProject:
     """TASK-001 recorded with ANSWER_A and ANSWER_B as its accepted result.json variants."""
     project = silo_project(tmp_path)
-    behave(control, **{"TASK-001": {"mode": "vary", "outputs": [ANSWER_A, ANSWER_B]}})
+    answers(control, ANSWER_A, ANSWER_B)
     recorded = project.cli("record", "--repeat", "2", "--variants", "TASK-001")
     assert recorded.exit_code == 0, recorded.output
     restart_count(control)
@@ -100,8 +110,8 @@ def test_a_new_behaviour_in_one_repeat_fails_with_its_diff_against_the_closest(
     tmp_path: Path, control: Path
 ) -> None:
     project = with_two_variants(tmp_path, control)
-    behave(control, **{"TASK-001": {"mode": "vary", "outputs": [ANSWER_A, ANSWER_B, ANSWER_NEW]}})
-    done = project.cli("check", "--run", "--repeat", "3", "--jobs", "1", "TASK-001")
+    answers(control, ANSWER_A, ANSWER_B, ANSWER_NEW)
+    done = check_three(project)
     assert done.exit_code == 1, done.output
     out = done.stdout
     assert "TASK-001 (crm-west): 2/3 match, variants 1,2; no match: rollout 3" in out
@@ -127,7 +137,7 @@ def test_a_new_behaviour_in_one_repeat_fails_with_its_diff_against_the_closest(
     added = project.cli("record", "TASK-001", "--run-id", failing["runId"], "--add-variant")
     assert added.exit_code == 0, added.output
     restart_count(control)
-    again = project.cli("check", "--run", "--repeat", "3", "--jobs", "1", "TASK-001")
+    again = check_three(project)
     assert again.exit_code == 0, again.output
     assert "TASK-001 (crm-west): 3/3 match, variants 1,2,3" in again.stdout
 
@@ -136,8 +146,8 @@ def test_the_same_new_behaviour_in_several_repeats_is_shown_once(
     tmp_path: Path, control: Path
 ) -> None:
     project = with_two_variants(tmp_path, control)
-    behave(control, **{"TASK-001": {"mode": "vary", "outputs": [ANSWER_A, ANSWER_NEW, ANSWER_NEW]}})
-    done = project.cli("check", "--run", "--repeat", "3", "--jobs", "1", "TASK-001")
+    answers(control, ANSWER_A, ANSWER_NEW, ANSWER_NEW)
+    done = check_three(project)
     assert done.exit_code == 1, done.output
     assert "TASK-001 (crm-west): 1/3 match, variant " in done.stdout
     assert "; no match: rollouts 2, 3" in done.stdout
@@ -198,10 +208,10 @@ def test_fail_on_regression_passes_a_repeat_that_only_drifted(
     tmp_path: Path, control: Path
 ) -> None:
     project = silo_project(tmp_path)
-    behave(control, **{"TASK-001": {"mode": "vary", "outputs": [ANSWER_A]}})
+    answers(control, ANSWER_A)
     assert project.cli("run", "TASK-001").exit_code == 0
     assert project.cli("record", "TASK-001").exit_code == 0
-    behave(control, **{"TASK-001": {"mode": "vary", "outputs": [ANSWER_A, ANSWER_B]}})
+    answers(control, ANSWER_A, ANSWER_B)
     restart_count(control)
     args = ("check", "--run", "--repeat", "2", "-j", "1", "TASK-001")
     failed = project.cli(*args)
@@ -215,7 +225,7 @@ def test_fail_on_regression_passes_a_repeat_that_only_drifted(
 
 def test_every_format_shows_or_survives_the_repeats(tmp_path: Path, control: Path) -> None:
     project = with_two_variants(tmp_path, control)
-    behave(control, **{"TASK-001": {"mode": "vary", "outputs": [ANSWER_A, ANSWER_NEW, ANSWER_B]}})
+    answers(control, ANSWER_A, ANSWER_NEW, ANSWER_B)
     markdown = project.cli("check", "--run", "-n", "3", "-j", "1", "--format", "markdown")
     assert markdown.exit_code == 1, markdown.output
     assert "- TASK-001 (crm-west): 2/3 match, variants 1,2; no match: rollout 2" in markdown.stdout
