@@ -6,10 +6,10 @@ What ``run.json`` says (environment, task, start) is stored per run directory in
 stats every ``run.json``: a file changed after it was cached has another key and
 is read again, so the cache is never trusted over the files it describes.
 
-- An entry written less than :data:`RACY_NS` before its scan is not trusted
-  (a file rewritten within the file system's timestamp granularity could keep
-  its mtime); it is re-read until a later scan can vouch for it, as git does with
-  racily clean index entries.
+- A run whose ``run.json`` changed less than :data:`RACY_NS` before the scan that
+  read it is not written to the cache (a file rewritten within the file system's
+  timestamp granularity could keep its mtime): it is read again until a later
+  scan can vouch for it, as git does with racily clean index entries.
 - A missing, unreadable, corrupt or foreign cache is ignored and rebuilt silently;
   so is one that is not a regular file (a FIFO there would block every command).
 - It is written only when something changed, to a temporary file renamed over the
@@ -19,20 +19,28 @@ is read again, so the cache is never trusted over the files it describes.
 - Small runs directories (under :data:`MIN_RUNS` runs) are not cached at all:
   reading them is as fast as the cache, and nothing is added beside a few runs.
 
-The file is one line ``silo-regress run cache <format> <crc32>`` and then a JSON
-document: the task keys, and one row per run
-``[name, mtime_ns, ctime_ns, size, inode, task number, started (us), startedAt]``.
+The file is a line ``silo-regress run cache <format> <crc32>``, a line of JSON (the
+task keys, the position of each task's newest run, the sizes of what follows), the
+run names and their startedAt texts (each NUL-separated; neither can hold a NUL),
+then one column of 64-bit integers per field of :class:`Columns`. Columns, not a JSON row per run:
+loading 100,000 rows as JSON lists took 150 ms, a column is one copy. When every
+cached run is still there, unchanged, and none is new, the index is answered from
+the stored newest runs, and a task's other runs are grouped only when asked for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 import zlib
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -51,24 +59,57 @@ from silo_regress.runs import (
 from silo_regress.taskref import unsafe_reason
 
 CACHE_FILE = ".silo-regress-cache"
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 CACHE_LIMIT = 1 << 30
 MIN_RUNS = 200
 SPLIT_RUNS = 4000  # a forked child costs a few ms; below this it does not pay
 RACY_NS = 2_000_000_000
 MAGIC = b"silo-regress run cache %d " % CACHE_FORMAT
+# 64-bit integers in this machine's byte order, which the JSON line names: a cache
+# written on another machine is ignored.
+_TYPECODE = "q"
+_WIDTH = 8
+_SEP = "\0"
+# Directory names that are not UTF-8 come from os.listdir with lone surrogates.
+_ERRORS = "surrogatepass"
+# Inodes are unsigned 64-bit; the cache keeps the low 63 bits, which with the
+# times in nanoseconds and the size still tell a replaced file from the old one.
+INODE_MASK = (1 << 63) - 1
+# The columns after the strings, by how many values each holds per run.
+_PER_RUN = {"stat": 4, "task": 1, "started": 1}
 
-# One cached run, as stored: [name, mtime_ns, ctime_ns, size, inode, task, started_us, startedAt]
-Entry = list[Any]
+
+class Columns(NamedTuple):
+    """Values per cached run, by position: the stat key of its ``run.json`` (mtime ns,
+    ctime ns, size, inode: four values from ``4 * position``), the number of its task
+    (an index into :attr:`Cache.tasks`) and its start in microseconds."""
+
+    stat: array[int]
+    task: array[int]
+    started: array[int]
+
+
+def _empty_columns() -> Columns:
+    return Columns(array(_TYPECODE), array(_TYPECODE), array(_TYPECODE))
 
 
 @dataclass(frozen=True)
 class Cache:
-    """The cache as read: when it was scanned, the task keys, and the entries by name."""
+    """The cache as read: when it was scanned, the task keys with the position of each
+    one's newest run (-1 for a task no cached run names any more), and the runs."""
 
     scanned: int = 0
     tasks: list[Key] = field(default_factory=list)
-    entries: dict[str, Entry] = field(default_factory=dict)
+    newest: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    started_at: list[str] = field(default_factory=list)
+    columns: Columns = field(default_factory=_empty_columns)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def row(self, at: int) -> Row:
+        return (self.columns.started[at], self.names[at], self.started_at[at])
 
 
 def load_cache(runs_dir: Path) -> Cache:
@@ -82,15 +123,57 @@ def load_cache(runs_dir: Path) -> Cache:
         body = memoryview(data)[end + 1 :]
         if int(data[len(MAGIC) : end], 16) != zlib.crc32(body):
             return Cache()
-        doc = orjson.loads(body)
-        tasks = [_task(pair) for pair in doc["tasks"]]
-        scanned = doc["scanned"]
-        if not isinstance(scanned, int):
-            return Cache()
-        entries = {row[0]: row for row in doc["runs"]}
-    except (OSError, FileError, ValueError, KeyError, TypeError, IndexError):
+        return _decode(data, end + 1)
+    except (OSError, FileError, ValueError, KeyError, TypeError, IndexError, OverflowError):
         return Cache()
-    return Cache(scanned, tasks, entries)
+
+
+def _decode(data: bytes, start: int) -> Cache:
+    """The cache whose JSON line starts at ``start``; raises on anything malformed
+    (a CRC that holds only says the file is as some writer wrote it)."""
+    cut = data.index(b"\n", start)
+    head = orjson.loads(data[start:cut])
+    if head["byteorder"] != sys.byteorder:
+        raise ValueError("a cache written on another machine")
+    count, names_size, starts_size = head["count"], head["names"], head["startedAt"]
+    scanned = head["scanned"]
+    if not all(isinstance(n, int) and n >= 0 for n in (count, names_size, starts_size, scanned)):
+        raise ValueError("not a cache")
+    at = cut + 1
+    names = _strings(data[at : at + names_size], count)
+    at += names_size
+    started_at = _strings(data[at : at + starts_size], count)
+    at += starts_size
+    if len(data) - at != sum(_PER_RUN.values()) * _WIDTH * count:
+        raise ValueError("columns cut short")
+    view = memoryview(data)
+    columns = []
+    for per_run in _PER_RUN.values():
+        column = array(_TYPECODE)
+        column.frombytes(view[at : at + per_run * _WIDTH * count])
+        columns.append(column)
+        at += per_run * _WIDTH * count
+    tasks = [_task(pair) for pair in head["tasks"]]
+    newest = head["newest"]
+    numbers = columns[1]
+    if (
+        len(newest) != len(tasks)
+        or not all(type(at) is int and -1 <= at < count for at in newest)
+        or (count and (min(numbers) < 0 or max(numbers) >= len(tasks)))
+    ):
+        raise ValueError("a task number or position out of range")
+    return Cache(scanned, tasks, newest, names, started_at, Columns(*columns))
+
+
+def _strings(data: bytes, count: int) -> list[str]:
+    if not count:
+        if data:
+            raise ValueError("strings for no runs")
+        return []
+    texts = data.decode("utf-8", _ERRORS).split(_SEP)
+    if len(texts) != count:
+        raise ValueError("not one string per run")
+    return texts
 
 
 def _task(pair: Any) -> Key:
@@ -103,10 +186,28 @@ def _task(pair: Any) -> Key:
     raise ValueError("not a task key")
 
 
-def save_cache(runs_dir: Path, *, scanned: int, tasks: list[Key], rows: list[Entry]) -> bool:
+def encode_cache(cache: Cache) -> bytes:
+    """The bytes :func:`load_cache` reads back as ``cache``."""
+    names = _SEP.join(cache.names).encode("utf-8", _ERRORS)
+    starts = _SEP.join(cache.started_at).encode("utf-8", _ERRORS)
+    head = {
+        "byteorder": sys.byteorder,
+        "scanned": cache.scanned,
+        "count": len(cache.names),
+        "names": len(names),
+        "startedAt": len(starts),
+        "tasks": cache.tasks,
+        "newest": cache.newest,
+    }
+    body = b"".join(
+        [orjson.dumps(head), b"\n", names, starts, *(c.tobytes() for c in cache.columns)]
+    )
+    return MAGIC + b"%08x\n" % zlib.crc32(body) + body
+
+
+def save_cache(runs_dir: Path, cache: Cache) -> bool:
     """Write the cache atomically; False (and nothing written) when that is not possible."""
-    body = orjson.dumps({"scanned": scanned, "tasks": tasks, "runs": rows})
-    data = MAGIC + b"%08x\n" % zlib.crc32(body) + body
+    data = encode_cache(cache)
     import tempfile  # a warm check writes nothing: only a write pays for it
 
     try:
@@ -149,10 +250,7 @@ def index_runs_cached(
     old = load_cache(runs_dir)
     if workers is None:
         workers = workers_for(len(names))
-    try:
-        return _scan(runs_dir, names, old, racy_ns=racy_ns, workers=workers)
-    except (TypeError, IndexError, ValueError):  # a cache whose CRC holds but whose rows do not
-        return _scan(runs_dir, names, Cache(), racy_ns=racy_ns, workers=workers)
+    return _scan(runs_dir, names, old, racy_ns=racy_ns, workers=workers)
 
 
 def workers_for(runs: int) -> int:
@@ -160,70 +258,44 @@ def workers_for(runs: int) -> int:
     return split_workers(runs, minimum=SPLIT_RUNS)
 
 
-# Fresh: a run read just now, with the stat key its cache entry gets.
+# A run read just now, with the stat key its cache entry gets.
 Fresh = tuple[Key, Row, StatKey]
 
 
 @dataclass
 class _Part:
-    """What scanning some of the runs found."""
+    """What scanning some of the runs found: the names whose cache entry did not hold
+    (new, changed, gone from the cache or not runs at all), and what reading them gave."""
 
-    kept: list[Entry] = field(default_factory=list)  # cache entries that still hold
+    missed: list[str] = field(default_factory=list)
     fresh: list[Fresh] = field(default_factory=list)
     unidentified: list[Unidentified] = field(default_factory=list)
 
-    def encode(self, names: list[str]) -> bytes:
-        """For the parent: which of ``names`` were kept, and the rest as read."""
-        kept = {entry[0] for entry in self.kept}
-        return orjson.dumps(
-            {
-                "kept": "".join("1" if name in kept else "0" for name in names),
-                "fresh": [[*key, *row, *stat] for key, row, stat in self.fresh],
-                "unidentified": [[u.path.name, u.reason] for u in self.unidentified],
-            }
-        )
 
-    @classmethod
-    def decode(cls, data: bytes, *, names: list[str], old: Cache, runs_dir: Path) -> _Part:
-        doc = orjson.loads(data)
-        mask = doc["kept"]
-        if len(mask) != len(names):
-            raise ValueError("a scan of other runs")
-        entries = old.entries
-        fresh = doc["fresh"]
-        lost = doc["unidentified"]
-        return cls(
-            kept=[entries[name] for name, bit in zip(names, mask, strict=True) if bit == "1"],
-            fresh=[((e, t), (us, n, at), (m, c, z, i)) for e, t, us, n, at, m, c, z, i in fresh],
-            unidentified=[Unidentified(runs_dir / name, reason) for name, reason in lost],
-        )
-
-
-def _scan_part(runs_dir: Path, names: list[str], old: Cache, *, trusted_before: int) -> _Part:
+def _scan_part(runs_dir: Path, names: list[str], old: Cache, positions: dict[str, int]) -> _Part:
     """Stat each run's ``run.json`` against its cache entry; read the ones that changed."""
     reader = RunReader(runs_dir)
-    root, stat, get = str(runs_dir), os.stat, old.entries.get
+    root, stat, get = str(runs_dir), os.stat, positions.get
+    keys, mask = old.columns.stat, INODE_MASK
     part = _Part()
-    kept, fresh, unidentified = part.kept, part.fresh, part.unidentified
+    missed, fresh, unidentified = part.missed, part.fresh, part.unidentified
     for name in names:
-        entry = get(name)
-        if entry is not None:
+        at = get(name)
+        if at is not None:
             try:
                 st = stat(f"{root}/{name}/{RUN_FILE}")
             except OSError:
                 pass  # reading it again says why
             else:
-                mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+                at *= 4
                 if (
-                    mtime == entry[1]
-                    and ctime == entry[2]
-                    and st.st_size == entry[3]
-                    and st.st_ino == entry[4]
-                    and mtime <= trusted_before
-                    and ctime <= trusted_before
+                    st.st_mtime_ns == keys[at]
+                    and st.st_ctime_ns == keys[at + 1]
+                    and st.st_size == keys[at + 2]
+                    and st.st_ino & mask == keys[at + 3]
                 ):
-                    kept.append(entry)
                     continue
+        missed.append(name)
         found = reader.read(name)
         if found is None:
             continue  # a file beside the runs (notes.txt, .DS_Store)
@@ -236,69 +308,162 @@ def _scan_part(runs_dir: Path, names: list[str], old: Cache, *, trusted_before: 
 
 def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int, workers: int) -> RunIndex:
     scanned = time.time_ns()
-    trusted_before = old.scanned - racy_ns
+    positions = dict(zip(old.names, range(len(old)), strict=True))
     half = len(names) // 2 if workers > 1 else len(names)
     theirs, mine = names[half:], names[:half]
     child = None
     if theirs:
+        import pickle  # only a split pays for it
+
         child = Forked(
-            lambda: _scan_part(runs_dir, theirs, old, trusted_before=trusted_before).encode(theirs)
+            lambda: pickle.dumps(
+                _scan_part(runs_dir, theirs, old, positions), protocol=pickle.HIGHEST_PROTOCOL
+            )
         )
-    parts = [_scan_part(runs_dir, mine, old, trusted_before=trusted_before)]
+    parts = [_scan_part(runs_dir, mine, old, positions)]
     if theirs:
-        parts.append(_child_part(child, runs_dir, theirs, old, trusted_before=trusted_before))
-    # Rows of cached runs go into a list per task number: indexing a list is cheaper
-    # than hashing a (environment, task) key 100,000 times.
-    tasks = old.tasks
-    by_number: list[list[Row]] = [[] for _ in tasks]
-    rows: dict[Key, list[Row]] = {}
-    unidentified: list[Unidentified] = []
-    kept: list[Entry] = []
+        parts.append(_child_part(child, runs_dir, theirs, old, positions))
+    missed: list[str] = []
     fresh: list[Fresh] = []
+    unidentified: list[Unidentified] = []
     for part in parts:
-        for entry in part.kept:
-            by_number[entry[5]].append((entry[6], entry[0], entry[7]))
-        for key, row, _ in part.fresh:
-            rows.setdefault(key, []).append(row)
-        kept += part.kept
+        missed += part.missed
         fresh += part.fresh
         unidentified += part.unidentified
-    for number, group in enumerate(by_number):
-        if group:
-            rows.setdefault(tasks[number], []).extend(group)
-    if fresh or len(kept) != len(old.entries):
-        _write_back(runs_dir, old, kept, fresh, scanned)
     unidentified.sort(key=lambda u: u.path.name)
+    if not fresh and len(names) - len(missed) == len(old):
+        # Every cached run is there, unchanged, and no run is new: the cache is the index.
+        return RunIndex(
+            runs_dir=runs_dir,
+            rows=CachedRows(old),
+            unidentified=tuple(unidentified),
+            newest_rows={
+                k: old.row(at) for k, at in zip(old.tasks, old.newest, strict=True) if at >= 0
+            },
+        )
+    gone = set(missed)
+    kept = [positions[name] for name in names if name not in gone]
+    rows: dict[Key, list[Row]] = {}
+    tasks, numbers, row = old.tasks, old.columns.task, old.row
+    for at in kept:
+        key = tasks[numbers[at]]
+        group = rows.get(key)
+        if group is None:
+            rows[key] = [row(at)]
+        else:
+            group.append(row(at))
+    for key, run_row, _ in fresh:
+        rows.setdefault(key, []).append(run_row)
+    save_cache(runs_dir, _rebuilt(old, kept, fresh, rows, scanned=scanned, racy_ns=racy_ns))
     return RunIndex(runs_dir=runs_dir, rows=rows, unidentified=tuple(unidentified))
 
 
 def _child_part(
-    child: Forked | None, runs_dir: Path, names: list[str], old: Cache, *, trusted_before: int
+    child: Forked | None, runs_dir: Path, names: list[str], old: Cache, positions: dict[str, int]
 ) -> _Part:
     """The child's part; when it failed (or none was started), the same scan done here."""
     data = child.result() if child is not None else None
     if data is not None:
-        with contextlib.suppress(ValueError, TypeError, KeyError):
-            return _Part.decode(data, names=names, old=old, runs_dir=runs_dir)
-    return _scan_part(runs_dir, names, old, trusted_before=trusted_before)
+        import pickle
+
+        with contextlib.suppress(pickle.UnpicklingError, EOFError):
+            part = pickle.loads(data)
+            if isinstance(part, _Part):
+                return part
+    return _scan_part(runs_dir, names, old, positions)
 
 
-def _write_back(
-    runs_dir: Path,
+def _rebuilt(
     old: Cache,
-    kept: list[Entry],
+    kept: list[int],
     fresh: list[Fresh],
+    rows: dict[Key, list[Row]],
+    *,
     scanned: int,
-) -> None:
-    # Task numbers only grow: a kept entry keeps its number, a task no run names any
-    # more costs one unused pair in the list.
-    tasks = list(old.tasks)
-    numbers = {key: n for n, key in enumerate(tasks)}
-    out = list(kept)
-    for key, (started, name, started_at), (mtime, ctime, size, inode) in fresh:
-        number = numbers.get(key)
-        if number is None:
-            number = numbers[key] = len(tasks)
-            tasks.append(key)
-        out.append([name, mtime, ctime, size, inode, number, started, started_at])
-    save_cache(runs_dir, scanned=scanned, tasks=tasks, rows=out)
+    racy_ns: int,
+) -> Cache:
+    """The cache of the runs ``kept`` (positions in ``old``) and ``fresh``, less the fresh
+    ones changed within ``racy_ns`` of the scan, which cannot be vouched for; ``rows``
+    is the index of all of them."""
+    trusted_before = scanned - racy_ns
+    # Task numbers only grow: a kept run keeps its number, a task no run names any
+    # more costs one unused pair in the list (its newest is -1).
+    numbers = {key: n for n, key in enumerate(old.tasks)}
+    stat, task, started = old.columns
+    if len(kept) == len(old):  # only new runs: the old columns are copied whole
+        names, started_at = list(old.names), list(old.started_at)
+        columns = Columns(stat[:], task[:], started[:])
+    else:
+        names = [old.names[at] for at in kept]
+        started_at = [old.started_at[at] for at in kept]
+        columns = Columns(
+            array(_TYPECODE, chain.from_iterable(stat[4 * at : 4 * at + 4] for at in kept)),
+            array(_TYPECODE, [task[at] for at in kept]),
+            array(_TYPECODE, [started[at] for at in kept]),
+        )
+    # One pass per column over the fresh runs: a loop doing all of it per run costs
+    # twice as much at 100,000 runs, where a check without a cache writes this.
+    stats = [f[2] for f in fresh]
+    if fresh and (
+        max(s[0] for s in stats) > trusted_before or max(s[1] for s in stats) > trusted_before
+    ):
+        fresh = [f for f in fresh if f[2][0] <= trusted_before and f[2][1] <= trusted_before]
+        stats = [f[2] for f in fresh]
+    try:
+        flat = array(_TYPECODE, chain.from_iterable(stats))
+    except OverflowError:  # an inode past 63 bits (the sizes and times fit)
+        flat = array(
+            _TYPECODE, chain.from_iterable((m, c, z, i & INODE_MASK) for m, c, z, i in stats)
+        )
+    columns.stat.extend(flat)
+    columns.task.extend([numbers.setdefault(f[0], len(numbers)) for f in fresh])
+    rows_written = [f[1] for f in fresh]
+    columns.started.extend([r[0] for r in rows_written])
+    names += [r[1] for r in rows_written]
+    started_at += [r[2] for r in rows_written]
+    tasks = list(numbers)
+    where = dict(zip(names, range(len(names)), strict=True))
+    newest = [-1] * len(tasks)
+    if len(names) == sum(len(group) for group in rows.values()):  # all of them written
+        for key, group in rows.items():
+            newest[numbers[key]] = where[max(group)[1]]
+    else:  # some runs are left out: each task's newest of those written
+        best: list[Row | None] = [None] * len(tasks)
+        for at, number in enumerate(columns.task):
+            candidate = (columns.started[at], names[at], started_at[at])
+            top = best[number]
+            if top is None or candidate > top:
+                best[number], newest[number] = candidate, at
+    return Cache(scanned, tasks, newest, names, started_at, columns)
+
+
+class CachedRows(Mapping[Key, Sequence[Row]]):
+    """Each task's runs as :data:`Row` values, from a cache every run still matches.
+
+    The runs of all tasks are grouped on the first lookup: ``check`` asks only for
+    each task's newest run (the stored one), ``record`` and ``status`` for more.
+    """
+
+    def __init__(self, cache: Cache) -> None:
+        self._cache = cache
+        self._numbers = {key: n for n, key in enumerate(cache.tasks) if cache.newest[n] >= 0}
+        self._groups: list[list[Row]] | None = None
+
+    def __getitem__(self, key: Key) -> Sequence[Row]:
+        number = self._numbers[key]
+        if self._groups is None:
+            cache = self._cache
+            groups: list[list[Row]] = [[] for _ in cache.tasks]
+            for at, task in enumerate(cache.columns.task):
+                groups[task].append(cache.row(at))
+            self._groups = groups
+        return self._groups[number]
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._numbers

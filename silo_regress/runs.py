@@ -84,6 +84,9 @@ class RunIndex:
     runs_dir: Path
     rows: Mapping[Key, Sequence[Row]]
     unidentified: tuple[Unidentified, ...] = ()
+    # Each task's newest row, when the scan already knows it (the run-index cache
+    # stores it): ``newest`` then looks at no other row.
+    newest_rows: Mapping[Key, Row] | None = None
     _built: dict[Key, tuple[Run, ...]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -111,6 +114,9 @@ class RunIndex:
         built = self._built.get(key)
         if built is not None:
             return built[0] if built else None
+        if self.newest_rows is not None:
+            row = self.newest_rows.get(key)
+            return self._run(key, row) if row is not None else None
         rows = self.rows.get(key)
         return self._run(key, max(rows)) if rows else None
 

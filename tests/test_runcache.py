@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def test_the_cache_gives_the_same_index_and_is_reused(tmp_path: Path) -> None:
     _same(first, _fresh(project.runs_dir))
     cache = project.runs_dir / CACHE_FILE
     written = cache.stat().st_mtime_ns
-    assert len(load_cache(project.runs_dir).entries) == 8
+    assert len(load_cache(project.runs_dir)) == 8
     second = _cached(project.runs_dir)
     _same(second, first)
     assert cache.stat().st_mtime_ns == written, "nothing changed, so nothing was written"
@@ -131,7 +132,7 @@ def test_a_run_moved_to_another_task_and_new_and_removed_runs(tmp_path: Path) ->
     assert again.newest("crm-west", "TASK-888") is not None
     assert again.find(gone.name) is None
     _same(again, _fresh(project.runs_dir))
-    assert sorted(load_cache(project.runs_dir).entries) == sorted(
+    assert sorted(load_cache(project.runs_dir).names) == sorted(
         r.name for runs_of in again.by_task.values() for r in runs_of
     )
 
@@ -167,7 +168,7 @@ def test_a_corrupt_cache_is_rebuilt_silently(tmp_path: Path) -> None:
         cache.write_bytes(damage)
         _same(_cached(project.runs_dir), expected)
         assert cache.read_bytes() != damage, "rebuilt"
-        assert len(load_cache(project.runs_dir).entries) == 8
+        assert len(load_cache(project.runs_dir)) == 8
 
 
 def test_a_cache_that_cannot_be_written_is_skipped(tmp_path: Path) -> None:
@@ -234,8 +235,72 @@ def test_two_processes_updating_the_cache_never_corrupt_it(tmp_path: Path) -> No
         _, err = writer.communicate(timeout=120)
         assert writer.returncode == 0, err.decode()
     cache = load_cache(project.runs_dir)
-    assert cache.entries, "a whole cache was left behind"
+    assert len(cache), "a whole cache was left behind"
     final = _cached(project.runs_dir)
     _same(final, _fresh(project.runs_dir))
     assert len(final.runs_of("e", "TASK-a")) == 15 and len(final.runs_of("e", "TASK-b")) == 15
     assert not [p for p in project.runs_dir.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_run_directory_whose_name_is_not_utf8_is_cached(tmp_path: Path) -> None:
+    """os.listdir gives such a name with lone surrogates, which no JSON can hold:
+    the cache used to crash every command once the runs directory was large enough."""
+    project = _project(tmp_path)
+    raw = os.path.join(os.fsencode(project.runs_dir), b"run_20260316230000_\xff\xfe")
+    os.mkdir(raw)
+    meta = {
+        "environment": "crm-east",
+        "taskId": "TASK-000",
+        "startedAt": "2026-03-16T23:00:00.000Z",
+    }
+    with open(os.path.join(raw, b"run.json"), "wb") as handle:
+        handle.write(silo_json(meta))
+    first = _cached(project.runs_dir)
+    newest = first.newest("crm-east", "TASK-000")
+    assert newest is not None and os.fsencode(newest.name).endswith(b"\xff\xfe")
+    cache = project.runs_dir / CACHE_FILE
+    written = cache.stat().st_mtime_ns
+    assert len(load_cache(project.runs_dir)) == 9
+    second = _cached(project.runs_dir)
+    _same(second, _fresh(project.runs_dir))
+    assert cache.stat().st_mtime_ns == written, "read back whole, so nothing was rewritten"
+
+
+def test_a_cache_of_another_format_or_machine_is_rebuilt(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    expected = _cached(project.runs_dir)
+    cache = project.runs_dir / CACHE_FILE
+    good = cache.read_bytes()
+    older = b'silo-regress run cache 2 00000000\n{"scanned":0,"tasks":[],"runs":[]}'
+    head, _, body = good.partition(b"\n")
+    body = body.replace(b'"byteorder":"%s"' % sys.byteorder.encode(), b'"byteorder":"middle"', 1)
+    # Signed again, so only the byte order tells it from this machine's cache.
+    foreign = head[: -len("00000000")] + b"%08x\n" % zlib.crc32(body) + body
+    assert load_cache(project.runs_dir).names
+    for damage in (older, foreign):
+        cache.write_bytes(damage)
+        _same(_cached(project.runs_dir), expected)
+        assert cache.read_bytes() != damage, "rebuilt"
+        assert cache.read_bytes().startswith(b"silo-regress run cache 3 ")
+        assert len(load_cache(project.runs_dir)) == 8
+
+
+def test_an_inode_past_63_bits_is_kept_by_its_low_bits() -> None:
+    """Some file systems use all 64 bits of an inode; the cache's columns are signed."""
+    from silo_regress.runcache import INODE_MASK, Cache, _rebuilt, encode_cache
+
+    big = (1 << 64) - 5
+    fresh = [
+        (("crm-west", "TASK-001"), (1, "run_a", "2026-03-16T09:00:00.000Z"), (10, 11, 12, big)),
+        (("crm-west", "TASK-001"), (2, "run_b", "2026-03-16T09:00:01.000Z"), (20, 21, 22, 7)),
+    ]
+    rows = {("crm-west", "TASK-001"): [f[1] for f in fresh]}
+    cache = _rebuilt(Cache(), [], fresh, rows, scanned=10**12, racy_ns=0)
+    assert list(cache.columns.stat) == [10, 11, 12, big & INODE_MASK, 20, 21, 22, 7]
+    assert cache.newest == [1] and cache.tasks == [("crm-west", "TASK-001")]
+    data = encode_cache(cache)
+    from silo_regress.runcache import MAGIC, _decode
+
+    assert data.startswith(MAGIC)
+    again = _decode(data, data.index(b"\n") + 1)
+    assert again == cache
