@@ -19,11 +19,11 @@ from silo_regress.config import Config, TaskSettings
 from silo_regress.direction import Scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
-from silo_regress.outcome import BaselineOrigin, Outcome, Verdict
+from silo_regress.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
+from silo_regress.prefilter import might_be_volatile
 from silo_regress.runs import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
 from silo_regress.taskref import TaskRef
 from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
-from silo_regress.volatile import might_be_volatile, scan_volatile
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
@@ -92,23 +92,28 @@ class _Common(NamedTuple):
         changes: tuple[Change, ...] = (),
         behaviour: tuple[Note, ...] = (),
     ) -> Outcome:
-        return Outcome(
-            task=self.task,
-            environment=self.environment,
-            artifact=self.artifact,
-            verdict=verdict,
-            baseline_path=self.baseline_path,
-            baseline_source=self.baseline_source,
-            run_path=self.run_path,
-            run_name=self.run_name,
-            detail=detail,
-            changes=changes,
-            behaviour=behaviour,
-            baseline_text=baseline_text,
-            run_text=run_text,
-            variant=self.variant,
-            provenance=self.provenance,
-            scores=self.match_scores if verdict is Verdict.MATCH else None,
+        # Every field, in Outcome's order (tests/test_outcome.py holds the two equal).
+        return outcome_of(
+            {
+                "task": self.task,
+                "environment": self.environment,
+                "artifact": self.artifact,
+                "verdict": verdict,
+                "baseline_path": self.baseline_path,
+                "run_path": self.run_path,
+                "run_name": self.run_name,
+                "detail": detail,
+                "changes": changes,
+                "behaviour": behaviour,
+                "baseline_text": baseline_text,
+                "run_text": run_text,
+                "direction": None,
+                "variant": self.variant,
+                "provenance": self.provenance,
+                "baseline_source": self.baseline_source,
+                "scores": self.match_scores if verdict is Verdict.MATCH else None,
+                "repeats": (),
+            }
         )
 
 
@@ -316,6 +321,7 @@ def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) ->
     # The baseline is judged by the clock of the run it is compared with: a
     # wall-clock time copied into either is that run's, or far from it.
     from silo_regress.runclock import clock_of  # only once a volatile hint is seen
+    from silo_regress.volatile import scan_volatile
 
     clock = clock_of(run)
     found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
