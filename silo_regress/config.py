@@ -14,6 +14,7 @@ file and key; this module decides which keys exist where.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import tomllib
@@ -130,15 +131,21 @@ class Config:
     task_overrides: dict[TaskRef, Overrides] = field(default_factory=dict)
     environment_overrides: dict[str, Overrides] = field(default_factory=dict)
 
+    @functools.cached_property
+    def _project_text(self) -> tuple[str, str]:
+        """The project as text, alone and as a prefix (computed once, not per path)."""
+        text = str(self.project)
+        return text, text + os.sep
+
     def relative(self, path: Path | str) -> str:
         """``path`` as the user should see it: relative to the project when inside it."""
         # String prefix arithmetic: check calls this thousands of times, and
         # PurePath.relative_to costs ~10 us a call.
         text = str(path)
-        prefix = str(self.project) + os.sep
+        project, prefix = self._project_text
         if text.startswith(prefix):
             text = text[len(prefix) :]
-        elif text == str(self.project):
+        elif text == project:
             return "."
         else:
             return text
@@ -182,6 +189,10 @@ class Config:
             silo_command=own.silo_command or self.silo_command,
         )
 
+    @functools.cached_property
+    def _top_settings(self) -> TaskSettings:
+        return TaskSettings(self.artifacts, self.ignore, self.volatile_exempt)
+
     def task_settings(self, ref: TaskRef, *, environment: str | None = None) -> TaskSettings:
         """Artifacts, ignore and volatile-exempt for one task.
 
@@ -190,7 +201,7 @@ class Config:
         table's key replaces the inherited value (repeat shared patterns there).
         ``environment`` is where the task's runs live when ``ref`` is unqualified.
         """
-        base = TaskSettings(self.artifacts, self.ignore, self.volatile_exempt)
+        base = self._top_settings
         if not self.task_overrides and not self.environment_overrides:
             return base
         env = ref.environment or environment or self.environment
