@@ -34,10 +34,10 @@ from silo_regress.direction import Scores, compare_scores, read_scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
+from silo_regress.prefilter import might_be_volatile
 from silo_regress.runs import RESULT_FILE, Run, RunIndex
 from silo_regress.targets import Target, describe_ambiguous, select_targets
 from silo_regress.taskref import TaskRef
-from silo_regress.volatile import might_be_volatile
 
 if TYPE_CHECKING:
     # Loaded only when used: a matching check without configured inputs (the

@@ -23,6 +23,7 @@ PACKAGE = ROOT / "silo_regress"
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio", "silo_regress.cpus"),
+    ("silo_regress.prefilter",),  # the cheap test that rules volatile content out
     ("silo_regress.configvalues",),  # one config value checked and typed
     ("silo_regress.worktreeblobs",),  # working-tree files that are the git objects
     (
