@@ -295,7 +295,10 @@ def test_an_inode_past_63_bits_is_kept_by_its_low_bits() -> None:
         (("crm-west", "TASK-001"), (2, "run_b", "2026-03-16T09:00:01.000Z"), (20, 21, 22, 7)),
     ]
     rows = {("crm-west", "TASK-001"): [f[1] for f in fresh]}
-    cache = _rebuilt(Cache(), [], fresh, rows, scanned=10**12, racy_ns=0)
+    numbers = {("crm-west", "TASK-001"): 0}
+    cache = _rebuilt(
+        Cache(), [], fresh, rows, numbers=numbers, task_of=[0, 0], scanned=10**12, racy_ns=0
+    )
     assert list(cache.columns.stat) == [10, 11, 12, big & INODE_MASK, 20, 21, 22, 7]
     assert cache.newest == [1] and cache.tasks == [("crm-west", "TASK-001")]
     data = encode_cache(cache)
