@@ -20,10 +20,12 @@ from silo_regress.baselines import (
     MAX_VARIANTS,
     Baseline,
     BaselineStore,
+    Refused,
     baseline_relpath,
     group_variants,
     layout_problem,
     parse_relpath,
+    refusal,
 )
 from silo_regress.canonical import FORMAT_VERSION, canonicalize
 from silo_regress.config import Config
@@ -76,7 +78,20 @@ def _format(
     # A baseline alone has no run whose clock could tell wall-clock time from
     # simulated time: only today's times are judged (DESIGN.md, "Canonical form").
     clock = Clock.of_machine()
-    files = given or [store.root / b.relpath for b in store.entries()]
+    if given:
+        files, refused = _refused_apart(config, store, given)
+    else:
+        listing = store.listing()
+        files = [store.root / b.relpath for b in listing.baselines]
+        refused = list(listing.refused)
+    for item in refused:
+        from silo_regress.refusals import describe
+
+        # Renaming needs the task that was meant, which the name does not say.
+        shown = store.shown(store.root / item.shown)
+        lines.append(f"refused         {describe(item, shown)}")
+        problems.append(shown)
+        fixable = False
     if not given:
         version = store.format_version()
         if version != str(FORMAT_VERSION) and (files or version is not None):
@@ -136,7 +151,7 @@ def _format(
     return FormatResult(
         lines=tuple(lines),
         problems=tuple(dict.fromkeys(problems)),
-        total=len(files),
+        total=len(files) + len(refused),
         written=len(writes) + fixes.written,
         reformattable=fixable,
     )
@@ -144,6 +159,39 @@ def _format(
 
 def _shown(config: Config, path: Path) -> str:
     return config.relative(path)
+
+
+def _refused_apart(
+    config: Config, store: BaselineStore, given: list[Path]
+) -> tuple[list[Path], list[Refused]]:
+    """The given files that fmt reads, and those under the baselines directory whose name
+    maps to no task (the pre-commit fmt hook passes what is staged, whatever its name)."""
+    files: list[Path] = []
+    refused: list[Refused] = []
+    for path in given:
+        relpath = _inside(store, path)
+        found = None
+        if relpath is not None and parse_relpath(relpath, config.known_artifacts) is None:
+            found = refusal(relpath, config.known_artifacts)
+        if found is None:
+            files.append(path)
+        else:
+            refused.append(found)
+    return files, refused
+
+
+def _inside(store: BaselineStore, path: Path) -> str | None:
+    """``path`` relative to the baselines directory, or None when it lies elsewhere.
+
+    String arithmetic, as in Config.relative: the fmt hook passes every staged file."""
+    text, prefix = str(path), f"{store.root}{os.sep}"
+    if not text.startswith(prefix):
+        # Reached through a link to a directory; the file itself may be a link, kept as is.
+        text = os.path.join(os.path.realpath(path.parent), path.name)
+        prefix = f"{os.path.realpath(store.root)}{os.sep}"
+        if not text.startswith(prefix):
+            return None
+    return text[len(prefix) :].replace(os.sep, "/")
 
 
 @dataclass

@@ -277,6 +277,59 @@ def test_check_against_a_commit_names_its_refused_files(repo: SiloProject) -> No
     }
 
 
+# --- status and fmt -------------------------------------------------------------------
+
+
+def test_status_lists_each_refused_name_and_says_why(repo: SiloProject) -> None:
+    place(repo, (TILDE, "a/b/TASK-009.result.json"))
+    done = repo.cli("status")
+    assert done.exit_code == 0
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line}
+    for task, environment in (("crm~west/TASK-002", "crm~west"), ("a/b/TASK-009", "a/b")):
+        # TASK, ENVIRONMENT, BASELINES, NEWEST RUN, AGE, VERDICT, GIT (untracked: not added)
+        assert rows[task] == [
+            task,
+            environment,
+            "result",
+            "-",
+            "-",
+            "not-canonical",
+            "(refused)",
+            "untracked",
+        ]
+    assert done.stdout.rstrip().endswith(
+        "4 tasks: 4 match, 2 not-canonical; 0 untracked, 0 orphaned, 2 refused"
+    )
+    assert f"silo-regress: warning: {detail(TILDE)}\n" in done.stderr
+
+
+@pytest.mark.parametrize("check_only", [True, False])
+def test_fmt_names_refused_files_and_renames_nothing(repo: SiloProject, check_only: bool) -> None:
+    place(repo, (*REFUSED, *FOREIGN))
+    before = repo.baseline_bytes()
+    done = repo.cli("fmt", *(["--check"] if check_only else []))
+    assert done.exit_code == 1
+    assert done.stdout.splitlines() == [
+        *(f"refused         {detail(name)}" for name in sorted(REFUSED)),
+        "4 of 8 baseline files need attention",  # no "run fmt": it cannot fix them
+    ]
+    assert repo.baseline_bytes() == before
+
+
+def test_the_fmt_hook_given_a_refused_file_names_it(
+    repo: SiloProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-commit fmt hook passes the staged files by name."""
+    place(repo, (TILDE,))
+    monkeypatch.chdir(repo.root)
+    done = repo.cli("fmt", "--check", f"baselines/{TILDE}", "baselines/TASK-001.result.json")
+    assert done.exit_code == 1
+    assert done.stdout.splitlines() == [
+        f"refused         {detail(TILDE)}",
+        "1 of 2 baseline files need attention",
+    ]
+
+
 # --- what was handled already stays handled ------------------------------------------
 
 
