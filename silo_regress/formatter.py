@@ -79,10 +79,11 @@ def _format(
     # simulated time: only today's times are judged (DESIGN.md, "Canonical form").
     clock = Clock.of_machine()
     if given:
-        files, refused = _refused_apart(config, store, given)
+        files, refused, named = _refused_apart(config, store, given)
     else:
         listing = store.listing()
-        files = [store.root / b.relpath for b in listing.baselines]
+        named = {store.root / b.relpath: b.artifact for b in listing.baselines}
+        files = list(named)
         refused = list(listing.refused)
     for item in refused:
         from silo_regress.refusals import describe
@@ -123,7 +124,7 @@ def _format(
             problems.append(shown)
             fixable = False
             continue
-        artifact = _artifact_of(config, store, path)
+        artifact = named.get(path) or _artifact_of(config, store, path)
         if might_be_volatile(doc.text):
             findings = scan_volatile(
                 doc.value, artifact=artifact, clock=clock, exempt=config.scan_exempt
@@ -163,21 +164,25 @@ def _shown(config: Config, path: Path) -> str:
 
 def _refused_apart(
     config: Config, store: BaselineStore, given: list[Path]
-) -> tuple[list[Path], list[Refused]]:
-    """The given files that fmt reads, and those under the baselines directory whose name
-    maps to no task (the pre-commit fmt hook passes what is staged, whatever its name)."""
+) -> tuple[list[Path], list[Refused], dict[Path, str]]:
+    """The given files that fmt reads, those under the baselines directory whose name
+    maps to no task (the pre-commit fmt hook passes what is staged, whatever its name),
+    and the artifact of each file that a baseline's name gives one."""
     files: list[Path] = []
     refused: list[Refused] = []
+    named: dict[Path, str] = {}
+    artifacts = config.known_artifacts
     for path in given:
         relpath = _inside(store, path)
-        found = None
-        if relpath is not None and parse_relpath(relpath, config.known_artifacts) is None:
-            found = refusal(relpath, config.known_artifacts)
-        if found is None:
-            files.append(path)
-        else:
-            refused.append(found)
-    return files, refused
+        if relpath is not None:
+            baseline = parse_relpath(relpath, artifacts)
+            if baseline is not None:
+                named[path] = baseline.artifact
+            elif (found := refusal(relpath, artifacts)) is not None:
+                refused.append(found)
+                continue
+        files.append(path)
+    return files, refused, named
 
 
 def _inside(store: BaselineStore, path: Path) -> str | None:
