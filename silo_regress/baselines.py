@@ -18,7 +18,7 @@ from typing import Protocol
 
 from silo_regress.config import Config
 from silo_regress.errors import GitError, InputError, TaskRefError
-from silo_regress.taskref import TaskRef, unsafe_reason
+from silo_regress.taskref import TaskRef, printable, unsafe_reason
 
 FORMAT_FILE = ".silo-regress-format"
 INDEX_LABEL = "git index"  # the label of baselines read from the index
@@ -63,6 +63,40 @@ class Baseline:
     name_problem: str | None = None
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A file named like a baseline that names no task: listed so that check fails on it.
+
+    Its name ends in a known artifact's, but it lies deeper than ``ENV/``, or its
+    environment or task id is one :func:`unsafe_reason` refuses. Nothing maps it to
+    a task, so nothing would compare it: a gate that skipped it would pass without
+    ever reading it (``crm~west/TASK-002.result.json``, a task id with ``..``).
+    """
+
+    relpath: str  # as found, maybe with control characters: messages print ``shown``
+    artifact: str
+    reason: str  # printable already
+
+    @property
+    def shown(self) -> str:
+        return printable(self.relpath)
+
+    @property
+    def ref(self) -> TaskRef:
+        """The task the name spells, printable: what reports and status list it under."""
+        folder, _, name = self.shown.rpartition("/")
+        return TaskRef(name[: -len(self.artifact) - 1], folder or None)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A baselines directory's files named like baselines: those that name a task, sorted,
+    and those that name none."""
+
+    baselines: tuple[Baseline, ...]
+    refused: tuple[Refused, ...] = ()
+
+
 class BaselineSource(Protocol):
     """Read-only view of a baselines directory: working tree, index or commit."""
 
@@ -76,6 +110,8 @@ class BaselineSource(Protocol):
     def commit(self) -> str | None: ...
 
     def entries(self) -> list[Baseline]: ...
+
+    def listing(self) -> Listing: ...
 
     def read(self, baseline: Baseline) -> bytes: ...
 
@@ -110,6 +146,43 @@ def parse_relpath(relpath: str, artifacts: Iterable[str]) -> Baseline | None:
                 return None
             return Baseline(TaskRef(task_id, environment), artifact, relpath, variant, problem)
     return None
+
+
+def refusal(relpath: str, artifacts: Iterable[str]) -> Refused | None:
+    """Why a path that :func:`parse_relpath` maps to no task is refused, when it is
+    named like a baseline; None for the other files a baselines directory may hold.
+
+    Named like a baseline: its file name ends in ``.ARTIFACT`` after something, and
+    no part of its path starts with a dot. Dotted names are never baselines (the
+    format marker, ``.gitattributes``, the writers' ``.silo-regress-tmp/``), nor is a
+    file of another name (a README). Only paths that failed to parse come here,
+    so the listing of well-named baselines pays nothing for it.
+    """
+    parts = relpath.split("/")
+    if any(p.startswith(".") for p in parts):
+        return None
+    name = parts[-1]
+    artifact = next(
+        (a for a in artifacts if name.endswith("." + a) and len(name) > len(a) + 1), None
+    )
+    if artifact is None:
+        return None
+    if len(parts) > 2:
+        depth = len(parts) - 1
+        return Refused(
+            relpath,
+            artifact,
+            f"it lies {depth} directories down (a baseline is TASK.ARTIFACT or ENV/TASK.ARTIFACT)",
+        )
+    task_id = name[: -len(artifact) - 1].partition(VARIANT_MARK)[0]
+    named = [("task id", task_id)]
+    if len(parts) == 2:
+        named.insert(0, ("environment name", parts[0]))
+    for what, part in named:
+        why = unsafe_reason(part)
+        if why is not None:
+            return Refused(relpath, artifact, f"its {what} '{printable(part)}' is refused: {why}")
+    return None  # parse_relpath maps it to a task: not refused
 
 
 def _variant_number(text: str) -> tuple[int, str | None]:
@@ -239,21 +312,32 @@ class BaselineStore:
         return True
 
     def entries(self) -> list[Baseline]:
+        return list(self.listing().baselines)
+
+    def listing(self) -> Listing:
         if not self._check_root():
-            return []
+            return Listing(())
         found: list[Baseline] = []
+        refused: list[Refused] = []
         try:
             with os.scandir(self.root) as top:
                 for entry in top:
                     if entry.name.startswith("."):
                         continue
                     if entry.is_dir(follow_symlinks=False) and not self._names_one(entry.name):
+                        # A directory named a..b.result.json is named, and so is what it holds.
+                        self._refuse(entry.name, refused)
                         with os.scandir(entry.path) as inner:
                             for sub in inner:
+                                relpath = f"{entry.name}/{sub.name}"
                                 # Not only regular files: a FIFO or link named like a
                                 # baseline gets a verdict, never a silent skip.
-                                if not sub.is_dir(follow_symlinks=False):
-                                    self._add(f"{entry.name}/{sub.name}", found)
+                                if not sub.is_dir(follow_symlinks=False) or self._names_one(
+                                    relpath
+                                ):
+                                    self._add(relpath, found, refused)
+                                elif not sub.name.startswith("."):
+                                    self._add_deeper(relpath, sub.path, found, refused)
                     elif entry.is_symlink() and entry.is_dir():
                         raise InputError(
                             f"{self.display_root}/{entry.name}: is a symbolic link to a "
@@ -262,21 +346,48 @@ class BaselineStore:
                             "directory or remove it"
                         )
                     else:
-                        self._add(entry.name, found)
+                        self._add(entry.name, found, refused)
         except PermissionError as exc:
             raise InputError(
                 f"{self.shown(exc.filename)}: cannot be read (permission denied)"
             ) from None
-        return sort_baselines(found, self.artifacts)
+        return Listing(
+            tuple(sort_baselines(found, self.artifacts)),
+            tuple(sorted(refused, key=lambda r: r.relpath)),
+        )
 
-    def _names_one(self, name: str) -> bool:
+    def _names_one(self, relpath: str) -> bool:
         """A directory named like a baseline is a broken baseline, not an environment."""
-        return parse_relpath(name, self.artifacts) is not None
+        return parse_relpath(relpath, self.artifacts) is not None
 
-    def _add(self, relpath: str, found: list[Baseline]) -> None:
+    def _add(self, relpath: str, found: list[Baseline], refused: list[Refused]) -> None:
         baseline = parse_relpath(relpath, self.artifacts)
         if baseline is not None:
             found.append(baseline)
+        else:
+            self._refuse(relpath, refused)
+
+    def _refuse(self, relpath: str, refused: list[Refused]) -> None:
+        problem = refusal(relpath, self.artifacts)
+        if problem is not None:
+            refused.append(problem)
+
+    def _add_deeper(
+        self, relpath: str, path: str, found: list[Baseline], refused: list[Refused]
+    ) -> None:
+        """A subdirectory of an environment, and every name below it: no baseline lies
+        there, so one named like a baseline is refused. Links are not followed, dotted
+        names not read."""
+        self._refuse(relpath, refused)
+
+        def unreadable(exc: OSError) -> None:
+            raise exc  # named by listing(), as any unreadable part of the directory
+
+        for top, dirs, files in os.walk(path, onerror=unreadable):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            below = relpath + top[len(path) :].replace(os.sep, "/")
+            for name in (*dirs, *files):
+                self._add(f"{below}/{name}", found, refused)
 
     def read(self, baseline: Baseline) -> bytes:
         from silo_regress.fsio import FileError, read_regular
@@ -380,9 +491,22 @@ class MappingSource:
     commit: str | None = None
 
     def entries(self) -> list[Baseline]:
+        return list(self.listing().baselines)
+
+    def listing(self) -> Listing:
         paths = [*self.files, *(p for p in self.special if p not in self.files)]
-        found = [b for p in paths if (b := parse_relpath(p, self.artifacts)) is not None]
-        return sort_baselines(found, self.artifacts)
+        found: list[Baseline] = []
+        refused: list[Refused] = []
+        for path in paths:
+            baseline = parse_relpath(path, self.artifacts)
+            if baseline is not None:
+                found.append(baseline)
+            elif (problem := refusal(path, self.artifacts)) is not None:
+                refused.append(problem)
+        return Listing(
+            tuple(sort_baselines(found, self.artifacts)),
+            tuple(sorted(refused, key=lambda r: r.relpath)),
+        )
 
     def read(self, baseline: Baseline) -> bytes:
         what = self.special.get(baseline.relpath)
@@ -417,7 +541,9 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
         unmerged = [
             p
             for p in index.conflicted
-            if p == FORMAT_FILE or parse_relpath(p, config.known_artifacts) is not None
+            if p == FORMAT_FILE
+            or parse_relpath(p, config.known_artifacts) is not None
+            or refusal(p, config.known_artifacts) is not None
         ]
         if unmerged:
             raise GitError(

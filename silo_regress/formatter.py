@@ -20,10 +20,12 @@ from silo_regress.baselines import (
     MAX_VARIANTS,
     Baseline,
     BaselineStore,
+    Refused,
     baseline_relpath,
     group_variants,
     layout_problem,
     parse_relpath,
+    refusal,
 )
 from silo_regress.canonical import FORMAT_VERSION, canonicalize
 from silo_regress.config import Config
@@ -76,7 +78,21 @@ def _format(
     # A baseline alone has no run whose clock could tell wall-clock time from
     # simulated time: only today's times are judged (DESIGN.md, "Canonical form").
     clock = Clock.of_machine()
-    files = given or [store.root / b.relpath for b in store.entries()]
+    if given:
+        files, refused, named = _refused_apart(config, store, given)
+    else:
+        listing = store.listing()
+        named = {store.root / b.relpath: b.artifact for b in listing.baselines}
+        files = list(named)
+        refused = list(listing.refused)
+    for item in refused:
+        from silo_regress.refusals import describe
+
+        # Renaming needs the task that was meant, which the name does not say.
+        shown = store.shown(store.root / item.shown)
+        lines.append(f"refused         {describe(item, shown)}")
+        problems.append(shown)
+        fixable = False
     if not given:
         version = store.format_version()
         if version != str(FORMAT_VERSION) and (files or version is not None):
@@ -108,7 +124,7 @@ def _format(
             problems.append(shown)
             fixable = False
             continue
-        artifact = _artifact_of(config, store, path)
+        artifact = named.get(path) or _artifact_of(config, store, path)
         if might_be_volatile(doc.text):
             findings = scan_volatile(
                 doc.value, artifact=artifact, clock=clock, exempt=config.scan_exempt
@@ -136,7 +152,7 @@ def _format(
     return FormatResult(
         lines=tuple(lines),
         problems=tuple(dict.fromkeys(problems)),
-        total=len(files),
+        total=len(files) + len(refused),
         written=len(writes) + fixes.written,
         reformattable=fixable,
     )
@@ -144,6 +160,43 @@ def _format(
 
 def _shown(config: Config, path: Path) -> str:
     return config.relative(path)
+
+
+def _refused_apart(
+    config: Config, store: BaselineStore, given: list[Path]
+) -> tuple[list[Path], list[Refused], dict[Path, str]]:
+    """The given files that fmt reads, those under the baselines directory whose name
+    maps to no task (the pre-commit fmt hook passes what is staged, whatever its name),
+    and the artifact of each file that a baseline's name gives one."""
+    files: list[Path] = []
+    refused: list[Refused] = []
+    named: dict[Path, str] = {}
+    artifacts = config.known_artifacts
+    for path in given:
+        relpath = _inside(store, path)
+        if relpath is not None:
+            baseline = parse_relpath(relpath, artifacts)
+            if baseline is not None:
+                named[path] = baseline.artifact
+            elif (found := refusal(relpath, artifacts)) is not None:
+                refused.append(found)
+                continue
+        files.append(path)
+    return files, refused, named
+
+
+def _inside(store: BaselineStore, path: Path) -> str | None:
+    """``path`` relative to the baselines directory, or None when it lies elsewhere.
+
+    String arithmetic, as in Config.relative: the fmt hook passes every staged file."""
+    text, prefix = str(path), f"{store.root}{os.sep}"
+    if not text.startswith(prefix):
+        # Reached through a link to a directory; the file itself may be a link, kept as is.
+        text = os.path.join(os.path.realpath(path.parent), path.name)
+        prefix = f"{os.path.realpath(store.root)}{os.sep}"
+        if not text.startswith(prefix):
+            return None
+    return text[len(prefix) :].replace(os.sep, "/")
 
 
 @dataclass

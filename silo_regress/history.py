@@ -437,6 +437,8 @@ def mark_git_states(config: Config, status: Status) -> Status:
 
 def _state_of(row: StatusRow, states: Mapping[str, gitio.PathState]) -> str:
     found = {states.get(baseline_relpath(row.task, a)) for a in row.baselines}
+    if None in found and row.note == "refused":
+        return ""  # a refused name printed with escapes is not the path git knows
     if None in found:
         return "ignored"  # in the working tree, unknown to git: a .gitignore hides it
     pending = [s.value for s in _STATE_ORDER if s in found]

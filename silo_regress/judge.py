@@ -120,6 +120,11 @@ def _judge_targets(
     outcomes: list[Outcome] = []
     notes: list[str] = []
     for target in targets:
+        if target.refused:  # a name that maps to no task: no run, nothing to compare
+            from silo_regress.refusals import refused_outcomes
+
+            outcomes.extend(refused_outcomes(config, target, origin))
+            continue
         run = None
         if target.key is not None:
             # With pinned runs (check --run) only those count: an older run on

@@ -146,15 +146,18 @@ def _outcome(item: Any, where: str) -> Outcome:
     if not isinstance(item, dict):
         raise InputError(f"{where} must be an object")
     task_text = _text(item, "task", where, optional=False) or ""
-    try:
-        task = parse_ref(task_text)
-    except TaskRefError as exc:
-        raise InputError(f"{where}.task: {exc.message}") from None
     status = _text(item, "status", where, optional=False) or ""
     if status not in _VERDICTS:
         raise InputError(
             f"{where}.status {status!r} is not a verdict ({', '.join(sorted(_VERDICTS))})"
         )
+    try:
+        task = parse_ref(task_text)
+    except TaskRefError as exc:
+        spelt = _refused_task(item, task_text, status)
+        if spelt is None:
+            raise InputError(f"{where}.task: {exc.message}") from None
+        task = spelt
     behaviour = _notes(item, where)
     changes = item.get("changes", [])
     if not isinstance(changes, list):
@@ -177,6 +180,16 @@ def _outcome(item: Any, where: str) -> Outcome:
         scores=_scores(item, where),
         repeats=_repeats(item, where),
     )
+
+
+def _refused_task(item: dict[str, Any], text: str, status: str) -> TaskRef | None:
+    """The task a file's refused name spells (``crm~west/TASK-002``), as check reports it:
+    ``not-canonical``, with no run: that ref only labels the file in the merged report.
+    Any other result must name a task ref that parses."""
+    if status != Verdict.NOT_CANONICAL or item.get("run") is not None or not text:
+        return None
+    folder, _, name = text.rpartition("/")
+    return TaskRef(name, folder or None)
 
 
 def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:

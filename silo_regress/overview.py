@@ -37,8 +37,9 @@ class StatusRow:
     newest_run: str | None
     run_age_seconds: float | None
     verdict: Verdict | None
-    # "", "untracked" (runs, no baseline), "orphaned" (baseline, no run) or "ambiguous"
-    # (an unqualified baseline, runs in several environments, none configured)
+    # "", "untracked" (runs, no baseline), "orphaned" (baseline, no run), "ambiguous"
+    # (an unqualified baseline, runs in several environments, none configured) or
+    # "refused" (files named like baselines whose name maps to no task)
     note: str
     git_state: str = ""
     variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
@@ -48,6 +49,12 @@ class StatusRow:
 class Status:
     rows: tuple[StatusRow, ...]
     report: Report
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Why each file named like a baseline names no task, as check words it."""
+        spelt = {r.task for r in self.rows if r.note == "refused"}
+        return tuple(o.detail or "" for o in self.report.outcomes if o.task in spelt)
 
 
 def build_status(
@@ -91,16 +98,15 @@ def _tracked_row(
 ) -> StatusRow:
     newest = index.newest(*target.key) if target.key else None
     verdict = max(verdicts, key=_SEVERITY.index) if verdicts else None
+    artifacts = [b.artifact for b in target.baselines] + [r.artifact for r in target.refused]
+    note = "ambiguous" if target.ambiguous else "orphaned" if newest is None else ""
     return StatusRow(
         task=target.ref,
         environment=target.key[0] if target.key else target.ref.environment,
-        baselines=tuple(dict.fromkeys(b.artifact for b in target.baselines)),
-        variants=tuple(
-            sum(1 for b in target.baselines if b.artifact == artifact)
-            for artifact in dict.fromkeys(b.artifact for b in target.baselines)
-        ),
+        baselines=tuple(dict.fromkeys(artifacts)),
+        variants=tuple(artifacts.count(artifact) for artifact in dict.fromkeys(artifacts)),
         newest_run=newest.name if newest else None,
         run_age_seconds=newest.age_seconds(now) if newest else None,
         verdict=verdict,
-        note="ambiguous" if target.ambiguous else "orphaned" if newest is None else "",
+        note="refused" if target.refused else note,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from silo_regress.baselines import Baseline, BaselineSource
+from silo_regress.baselines import Baseline, BaselineSource, Refused
 from silo_regress.config import Config
 from silo_regress.errors import TaskRefError
 from silo_regress.runs import RunIndex
@@ -15,7 +15,11 @@ from silo_regress.taskref import TaskRef
 
 @dataclass(frozen=True)
 class Target:
-    """A task to compare: its baselines (maybe none) and the run key it maps to."""
+    """A task to compare: its baselines (maybe none) and the run key it maps to.
+
+    With ``refused``, the files of a name that maps to no task (``crm~west/TASK``):
+    no run to map, nothing to compare, a verdict naming each file all the same.
+    """
 
     ref: TaskRef
     key: tuple[str, str] | None
@@ -23,6 +27,7 @@ class Target:
     # Environments that ran an unqualified task when none is configured: the
     # task gets one named result instead of stopping the whole check.
     ambiguous: tuple[str, ...] = ()
+    refused: tuple[Refused, ...] = ()
 
 
 def ref_for_run(config: Config, index: RunIndex, environment: str, task_id: str) -> TaskRef:
@@ -56,11 +61,20 @@ def select_targets(
     source: BaselineSource,
     refs: Sequence[TaskRef] = (),
 ) -> list[Target]:
-    """Group baselines by task and map each task to the runs it is compared with."""
+    """Group baselines by task and map each task to the runs it is compared with.
+
+    Files named like a baseline that name no task are targets too, one per name they
+    spell, so every check lists them; a ref given selects those its task id names.
+    """
+    listing = source.listing()
     grouped: dict[TaskRef, list[Baseline]] = {}
-    for baseline in source.entries():
+    for baseline in listing.baselines:
         grouped.setdefault(baseline.ref, []).append(baseline)
+    refused: dict[TaskRef, list[Refused]] = {}
+    for item in listing.refused:
+        refused.setdefault(item.ref, []).append(item)
     if refs:
+        refused = {s: items for s, items in refused.items() if any(_names(r, s) for r in refs)}
         chosen: dict[TaskRef, list[Baseline]] = {}
         for ref in refs:
             hits = [r for r in grouped if r == ref]
@@ -72,6 +86,8 @@ def select_targets(
             else:
                 key = index.resolve(ref, default_environment=config.environment)
                 if key is None or not index.runs_of(*key):
+                    if any(_names(ref, spelt) for spelt in refused):
+                        continue  # its only file has a refused name: that is its verdict
                     baselines = config.relative(config.baselines_dir)
                     raise TaskRefError(
                         f"task {ref}: no baseline under {baselines}/ ({source.label}) "
@@ -90,4 +106,14 @@ def select_targets(
             )
             continue
         targets.append(Target(ref=ref, key=key, baselines=tuple(grouped[ref])))
+    if refused:
+        targets += [
+            Target(ref=s, key=None, baselines=(), refused=tuple(refused[s])) for s in refused
+        ]
+        targets.sort(key=lambda t: t.ref.sort_key())  # stable: a real task before its look-alike
     return targets
+
+
+def _names(ref: TaskRef, spelt: TaskRef) -> bool:
+    """Whether ``ref``, as given, selects the task a refused file's name spells."""
+    return spelt == ref or (not ref.qualified and spelt.task_id == ref.task_id)

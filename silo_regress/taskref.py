@@ -36,6 +36,28 @@ def unsafe_reason(name: str) -> str | None:
     return None
 
 
+def printable(name: str) -> str:
+    """``name`` safe to print: a name refused for its control characters is still named.
+
+    Characters that are not printable are escaped (``\\x1b``, ``\\u202e``), a byte that
+    was not UTF-8 (decoded with ``surrogateescape``) as ``\\xNN``, and a backslash as
+    ``\\\\``, so no escape a name holds can pass for one made here.
+    """
+    if name.isprintable() and "\\" not in name:
+        return name
+    shown = []
+    for char in name:
+        if char == "\\":
+            shown.append("\\\\")
+        elif "\udc80" <= char <= "\udcff":
+            shown.append(f"\\x{ord(char) - 0xDC00:02x}")
+        elif char.isprintable():
+            shown.append(char)
+        else:
+            shown.append(char.encode("unicode_escape").decode("ascii"))
+    return "".join(shown)
+
+
 @dataclass(frozen=True, order=True)
 class TaskRef:
     """A task, qualified by its environment or not."""

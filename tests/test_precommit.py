@@ -159,6 +159,25 @@ def test_published_fmt_hook_rejects_non_canonical_and_volatile_baselines(
     assert "volatile        baselines/TASK-001.result.json: /error" in output
 
 
+def test_published_hooks_block_a_baseline_whose_name_maps_to_no_task(
+    hook_repo: HookRepo, tmp_path: Path
+) -> None:
+    project = _framework_project(tmp_path / "agent", hook_repo.config(), hook_repo.home)
+    (project.baselines / "crm~west").mkdir()
+    shutil.copy(
+        project.baselines / "TASK-001.result.json",
+        project.baselines / "crm~west/TASK-001.result.json",
+    )
+    git(project.root, "add", "baselines")
+    code, output = _commit(project, hook_repo.home, "-m", "A hand-made baseline")
+    assert code == 1
+    assert re.search(r"silo-regress fmt \(staged baselines are canonical\)\.+Failed", output)
+    assert re.search(r"silo-regress check \(newest runs match[^\n]*\.+Failed", output)
+    why = "named like a baseline, but its environment name 'crm~west' is refused"
+    assert f"refused         baselines/crm~west/TASK-001.result.json: {why}" in output
+    assert f"  index:baselines/crm~west/TASK-001.result.json: {why}" in output
+
+
 def test_readme_local_configuration_gates_commits(hook_repo: HookRepo, tmp_path: Path) -> None:
     """The snippet `init` prints: language system, the silo-regress on PATH."""
     project = _framework_project(

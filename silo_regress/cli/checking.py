@@ -86,7 +86,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             from silo_regress.sharding import select_shard
 
             planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
-            run_refs = [t.ref for t in select_shard(planned, chosen_shard)]
+            run_refs = [t.ref for t in select_shard(planned, chosen_shard) if not t.refused]
         if run_refs or chosen_shard is None:
             flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
             pinned = run_before_check(
@@ -94,12 +94,16 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             )
     index = index_runs(config.runs_dir)
     if options.allow_no_runs and not index.by_task:
-        out(
-            f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
-            "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
-        )
-        return 0
-    targets = select_targets(config, index, source, parse_refs(refs))
+        # A name that maps to no task needs no run to be judged: it fails a fresh clone too.
+        targets = [t for t in select_targets(config, index, source) if t.refused]
+        if not targets:
+            out(
+                f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
+                "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
+            )
+            return 0
+    else:
+        targets = select_targets(config, index, source, parse_refs(refs))
     if not targets:
         note = _nothing_to_check(config, source)
         if not options.allow_no_runs:
@@ -114,7 +118,9 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.sharding import select_shard
 
         targets = select_shard(targets, chosen_shard)
-    history = start_history(options.report_format, config, [t.ref for t in targets])
+    history = start_history(
+        options.report_format, config, [t.ref for t in targets if not t.refused]
+    )
     inputs = None
     if config.input_globs:  # without inputs there is no stale detection to load
         from silo_regress.fingerprint import current_inputs

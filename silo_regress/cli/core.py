@@ -420,5 +420,7 @@ def status(ctx: typer.Context) -> int:
     result = mark_git_states(config, result)
     for warning in result.report.warnings:
         warn(warning)
+    for why in result.refused:
+        warn(why)
     out(render_status(result, color=g.use_color()))
     return 0

@@ -335,7 +335,9 @@ def render_status(status: Status, *, color: bool = False) -> str:
     counts = status.report.summary()
     untracked = sum(1 for r in status.rows if r.note == "untracked")
     orphaned = sum(1 for r in status.rows if r.note == "orphaned")
+    refused = sum(1 for r in status.rows if r.note == "refused")
     tail = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no baselines"
+    loose = f"{untracked} untracked, {orphaned} orphaned" + (f", {refused} refused" * bool(refused))
     out.append("")
-    out.append(f"{len(status.rows)} tasks: {tail}; {untracked} untracked, {orphaned} orphaned")
+    out.append(f"{len(status.rows)} tasks: {tail}; {loose}")
     return "\n".join(out) + "\n"

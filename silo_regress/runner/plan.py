@@ -60,6 +60,8 @@ def plan_tasks(
             targets.extend(_targets_of(config, index, source, ref))
     else:
         targets = select_targets(config, index, source)
+    # A file whose name maps to no task has no task to run: check names it.
+    targets = [t for t in targets if not t.refused]
     if include_run_tasks:
         covered = {t.key for t in targets}
         for environment, task_id in index.task_keys():
@@ -87,16 +89,19 @@ def _targets_of(
     config: Config, index: RunIndex, source: BaselineSource, ref: TaskRef
 ) -> list[Target]:
     try:
-        return select_targets(config, index, source, [ref])
+        found = [t for t in select_targets(config, index, source, [ref]) if not t.refused]
     except TaskRefError:
-        # Neither baseline nor run: fine for a first run, if the environment is known.
-        environment = ref.environment or config.environment
-        if environment is None:
-            raise TaskRefError(
-                f"task {ref}: no baseline and no run name it, so its environment is unknown; "
-                f"run it as ENV/{ref.task_id}, or set 'environment' in [tool.silo-regress]"
-            ) from None
-        return [Target(ref=ref, key=(environment, ref.task_id), baselines=())]
+        found = []
+    if found:
+        return found
+    # Neither baseline nor run: fine for a first run, if the environment is known.
+    environment = ref.environment or config.environment
+    if environment is None:
+        raise TaskRefError(
+            f"task {ref}: no baseline and no run name it, so its environment is unknown; "
+            f"run it as ENV/{ref.task_id}, or set 'environment' in [tool.silo-regress]"
+        )
+    return [Target(ref=ref, key=(environment, ref.task_id), baselines=())]
 
 
 @dataclass(frozen=True)
