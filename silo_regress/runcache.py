@@ -283,35 +283,53 @@ class _Part:
 def _scan_part(runs_dir: Path, names: list[str], old: Cache, positions: dict[str, int]) -> _Part:
     """Stat each run's ``run.json`` against its cache entry; read the ones that changed."""
     reader = RunReader(runs_dir)
-    root, stat, get = str(runs_dir), os.stat, positions.get
+    stat, get = os.stat, positions.get
     keys, mask = old.columns.stat, INODE_MASK
     part = _Part()
     missed, fresh, unidentified = part.missed, part.fresh, part.unidentified
-    for name in names:
-        at = get(name)
-        if at is not None:
-            try:
-                st = stat(f"{root}/{name}/{RUN_FILE}")
-            except OSError:
-                pass  # reading it again says why
+    # Relative to the runs directory held open: the kernel then walks two names per
+    # run, not the whole path (7% of a warm stat on a path six directories deep).
+    fd = _open_directory(runs_dir) if positions else None
+    prefix = "" if fd is not None else f"{runs_dir}/"
+    try:
+        for name in names:
+            at = get(name)
+            if at is not None:
+                try:
+                    st = stat(f"{prefix}{name}/{RUN_FILE}", dir_fd=fd)
+                except OSError:
+                    pass  # reading it again says why
+                else:
+                    at *= 4
+                    if (
+                        st.st_mtime_ns == keys[at]
+                        and st.st_ctime_ns == keys[at + 1]
+                        and st.st_size == keys[at + 2]
+                        and st.st_ino & mask == keys[at + 3]
+                    ):
+                        continue
+            missed.append(name)
+            found = reader.read(name)
+            if found is None:
+                continue  # a file beside the runs (notes.txt, .DS_Store)
+            if isinstance(found, Unidentified):
+                unidentified.append(found)
             else:
-                at *= 4
-                if (
-                    st.st_mtime_ns == keys[at]
-                    and st.st_ctime_ns == keys[at + 1]
-                    and st.st_size == keys[at + 2]
-                    and st.st_ino & mask == keys[at + 3]
-                ):
-                    continue
-        missed.append(name)
-        found = reader.read(name)
-        if found is None:
-            continue  # a file beside the runs (notes.txt, .DS_Store)
-        if isinstance(found, Unidentified):
-            unidentified.append(found)
-        else:
-            fresh.append(found)
+                fresh.append(found)
+    finally:
+        if fd is not None:
+            os.close(fd)
     return part
+
+
+def _open_directory(path: Path) -> int | None:
+    """The runs directory held open for stats relative to it; None where that cannot be."""
+    if os.stat not in os.supports_dir_fd:
+        return None
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError:
+        return None
 
 
 def _scan(runs_dir: Path, names: list[str], old: Cache, *, racy_ns: int, workers: int) -> RunIndex:
