@@ -120,17 +120,19 @@ def read_keyed(
     shown: str,
     limit: int = READ_LIMIT,
     follow: bool = True,
+    dir_fd: int | None = None,
 ) -> tuple[bytes, StatKey]:
     """:func:`read_regular`, with the file's :data:`StatKey` from the same ``fstat``.
 
     The run-index cache keys each ``run.json`` by it, so a run is stat'ed once, not twice.
+    A relative ``path`` is taken from the directory ``dir_fd`` when it is given.
     """
     try:
-        fd = os.open(path, _READ_FLAGS if follow else _READ_FLAGS_NOFOLLOW)
+        fd = os.open(path, _READ_FLAGS if follow else _READ_FLAGS_NOFOLLOW, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise _open_error(path, shown, exc, follow=follow) from None
+        raise _open_error(path, shown, exc, follow=follow, dir_fd=dir_fd) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -156,18 +158,30 @@ def read_optional(
 
 
 def _open_error(
-    path: str | os.PathLike[str], shown: str, exc: OSError, *, follow: bool
+    path: str | os.PathLike[str],
+    shown: str,
+    exc: OSError,
+    *,
+    follow: bool,
+    dir_fd: int | None = None,
 ) -> FileError:
     if exc.errno == errno.ELOOP:
-        if not follow and os.path.islink(path):
+        if not follow and _is_link(path, dir_fd=dir_fd):
             return _kind_error(shown, FileKind.SYMLINK)
         return _cannot_read(shown, "a loop of symbolic links")
     if exc.errno == errno.EISDIR:
         return _kind_error(shown, FileKind.DIRECTORY)
     if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket, or a device with no driver
         with contextlib.suppress(OSError):
-            return _kind_error(shown, kind_of(os.stat(path).st_mode))
+            return _kind_error(shown, kind_of(os.stat(path, dir_fd=dir_fd).st_mode))
     return _cannot_read(shown, str(exc.strerror or exc))
+
+
+def _is_link(path: str | os.PathLike[str], *, dir_fd: int | None) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 def _kind_error(shown: str, kind: FileKind) -> FileError:

@@ -288,8 +288,9 @@ def _scan_part(runs_dir: Path, names: list[str], old: Cache, positions: dict[str
     part = _Part()
     missed, fresh, unidentified = part.missed, part.fresh, part.unidentified
     # Relative to the runs directory held open: the kernel then walks two names per
-    # run, not the whole path (7% of a warm stat on a path six directories deep).
-    fd = _open_directory(runs_dir) if positions else None
+    # run, not the whole path (7% of a warm stat on a path six directories deep);
+    # the same for each run.json read.
+    fd = _open_directory(runs_dir)
     prefix = "" if fd is not None else f"{runs_dir}/"
     try:
         for name in names:
@@ -309,7 +310,7 @@ def _scan_part(runs_dir: Path, names: list[str], old: Cache, positions: dict[str
                     ):
                         continue
             missed.append(name)
-            found = reader.read(name)
+            found = reader.read(name, dir_fd=fd)
             if found is None:
                 continue  # a file beside the runs (notes.txt, .DS_Store)
             if isinstance(found, Unidentified):

@@ -236,13 +236,15 @@ class RunReader:
         self._root = str(runs_dir)
         self._checked: dict[Key, str | None] = {}
 
-    def read(self, name: str) -> tuple[Key, Row, StatKey] | Unidentified | None:
+    def read(
+        self, name: str, *, dir_fd: int | None = None
+    ) -> tuple[Key, Row, StatKey] | Unidentified | None:
         """The run in directory ``name``; Unidentified when it is not usable; None
-        when ``name`` is not a directory (a foreign file beside the runs)."""
+        when ``name`` is not a directory (a foreign file beside the runs). ``dir_fd``
+        is the runs directory held open, when the caller holds it."""
+        path = f"{name}/{RUN_FILE}" if dir_fd is not None else f"{self._root}/{name}/{RUN_FILE}"
         try:
-            data, key = read_keyed(
-                f"{self._root}/{name}/{RUN_FILE}", shown=RUN_FILE, limit=RUN_FILE_LIMIT
-            )
+            data, key = read_keyed(path, shown=RUN_FILE, limit=RUN_FILE_LIMIT, dir_fd=dir_fd)
         except FileNotFoundError:
             if not os.path.isdir(os.path.join(self._root, name)):
                 return None  # a dangling link beside the runs

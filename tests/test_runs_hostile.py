@@ -148,3 +148,41 @@ def test_the_cached_scan_reports_a_symlink_loop_like_the_plain_one(tmp_path: Pat
         assert index.unidentified == plain.unidentified
         assert dict(index.by_task) == dict(plain.by_task)
     assert [u.path.name for u in plain.unidentified] == ["loop"]
+
+
+@needs_fifo
+def test_the_cached_scan_names_odd_run_files_as_a_fresh_read_does(tmp_path: Path) -> None:
+    """The cached scan opens each run.json relative to the runs directory held open;
+    its reasons for a socket, a link loop, a FIFO and a directory are a plain read's."""
+    import json
+    import socket
+
+    from silo_regress.runs import index_runs
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for n in range(MIN_RUNS + 10):
+        run = runs / f"run_20260101000000_{n:03d}"
+        run.mkdir()
+        started = f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}.000Z"
+        meta = {"environment": "e", "taskId": f"TASK-{n % 7}", "startedAt": started}
+        (run / "run.json").write_text(json.dumps(meta))
+    odd = [runs / f"run_20260101000000_{n:03d}" / "run.json" for n in range(4)]
+    for path in odd:
+        path.unlink()
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(odd[0]))
+        odd[1].symlink_to("run.json")
+        os.mkfifo(odd[2])
+        odd[3].mkdir()
+        plain = index_runs(runs)
+        first = index_runs_cached(runs, workers=1)
+        again = index_runs_cached(runs, workers=1)
+    reasons = [u.reason for u in plain.unidentified]
+    assert reasons == [
+        "run.json is a socket, not a regular file",
+        "cannot read run.json: a loop of symbolic links",
+        "run.json is a FIFO, not a regular file",
+        "run.json is a directory, not a regular file",
+    ]
+    assert first.unidentified == again.unidentified == plain.unidentified
