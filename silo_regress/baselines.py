@@ -43,15 +43,18 @@ class SourceKind(enum.StrEnum):
     COMMIT = "commit"
 
 
-def located(kind: SourceKind, ref: str, path: str) -> str:
+def located(kind: SourceKind, ref: str, path: str, git_prefix: str = "") -> str:
     """``path`` named with the source its bytes came from, in git's ``REV:PATH`` spelling.
 
     ``HEAD~1:baselines/X.json`` is what ``git show`` takes; a working-tree path stays
     plain, since that is the file on disk. ``ref`` is the commit as the user named it.
+    ``path`` is relative to the project; git reads ``REV:PATH`` from the top of the
+    repository, wherever it runs, so a project in a subdirectory puts its
+    ``git_prefix`` (``agents/crm/``) in front.
     """
     if kind is SourceKind.WORKING_TREE:
         return path
-    return f"{'index' if kind is SourceKind.INDEX else ref}:{path}"
+    return f"{'index' if kind is SourceKind.INDEX else ref}:{git_prefix}{path}"
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class BaselineSource(Protocol):
     def format_version(self) -> str | None: ...
 
     def display_path(self, baseline: Baseline) -> str: ...
+
+    @property
+    def git_prefix(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,10 @@ class BaselineStore:
     @property
     def commit(self) -> str | None:
         return None
+
+    @property
+    def git_prefix(self) -> str:
+        return ""  # working-tree labels are the plain path: no REV:PATH to spell
 
     def path_for(self, ref: TaskRef, artifact: str, variant: int = 1) -> Path:
         for part in (ref.environment, ref.task_id):
@@ -340,6 +350,7 @@ class MappingSource:
     special: Mapping[str, str] = field(default_factory=dict)
     # The full hash ``label`` named when it was read: a report outlives what HEAD~1 means.
     commit: str | None = None
+    git_prefix: str = ""  # the project's directory from the top of the repository, "a/b/"
 
     def entries(self) -> list[Baseline]:
         return list(self.listing().baselines)
@@ -377,7 +388,8 @@ class MappingSource:
         return None if data is None else data.decode("utf-8", "replace").strip()
 
     def display_path(self, baseline: Baseline) -> str:
-        return located(self.kind, self.label, f"{self.display_root}/{baseline.relpath}")
+        shown = f"{self.display_root}/{baseline.relpath}"
+        return located(self.kind, self.label, shown, self.git_prefix)
 
 
 def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSource:
@@ -387,6 +399,8 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
     repo = gitio.find_repository(config.project)
     directory = repo.path_of(config.baselines_dir)
     shown = config.relative(config.baselines_dir)
+    prefix = repo.path_of(config.project)  # what `git rev-parse --show-prefix` says there
+    prefix += "/" if prefix else ""
     if staged or ref is None:
         index = gitio.read_index(repo, directory)
         unmerged = [
@@ -409,10 +423,19 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
             shown,
             kind=SourceKind.INDEX,
             special=index.special,
+            git_prefix=prefix,
         )
     commit = gitio.resolve_commit(repo, ref)
     files, special = gitio.read_tree_entries(repo, commit, directory)
-    return MappingSource(files, config.known_artifacts, ref, shown, special=special, commit=commit)
+    return MappingSource(
+        files,
+        config.known_artifacts,
+        ref,
+        shown,
+        special=special,
+        commit=commit,
+        git_prefix=prefix,
+    )
 
 
 def write_atomic(path: Path, data: bytes) -> None:
