@@ -46,15 +46,17 @@ class SourceKind(enum.StrEnum):
 def located(kind: SourceKind, ref: str, path: str, git_prefix: str = "") -> str:
     """``path`` named with the source its bytes came from, in git's ``REV:PATH`` spelling.
 
-    ``HEAD~1:baselines/X.json`` is what ``git show`` takes; a working-tree path stays
-    plain, since that is the file on disk. ``ref`` is the commit as the user named it.
+    ``HEAD~1:baselines/X.json`` is what ``git show`` takes, and ``:baselines/X.json``
+    its name for the index's copy (``index:`` would name a branch called index); a
+    working-tree path stays plain, since that is the file on disk. ``ref`` is the
+    commit as the user named it.
     ``path`` is relative to the project; git reads ``REV:PATH`` from the top of the
     repository, wherever it runs, so a project in a subdirectory puts its
     ``git_prefix`` (``agents/crm/``) in front.
     """
     if kind is SourceKind.WORKING_TREE:
         return path
-    return f"{'index' if kind is SourceKind.INDEX else ref}:{git_prefix}{path}"
+    return f"{'' if kind is SourceKind.INDEX else ref}:{git_prefix}{path}"
 
 
 @dataclass(frozen=True)
