@@ -1,4 +1,4 @@
-"""Where baselines live, how they are named and listed, and how they are written.
+"""Where baselines live, how they are listed and read, and how they are written.
 
 Baselines are read through a :class:`BaselineSource`, so the same comparison runs
 against the working tree, the git index (the pre-commit hook) or any commit
@@ -11,14 +11,25 @@ import contextlib
 import enum
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+# How files are named lives in baselinenames; callers import those names from here.
+from silo_regress.baselinenames import MAX_VARIANTS as MAX_VARIANTS
+from silo_regress.baselinenames import VARIANT_MARK as VARIANT_MARK
+from silo_regress.baselinenames import Baseline as Baseline
+from silo_regress.baselinenames import Refused as Refused
+from silo_regress.baselinenames import baseline_relpath as baseline_relpath
+from silo_regress.baselinenames import group_variants as group_variants
+from silo_regress.baselinenames import layout_problem as layout_problem
+from silo_regress.baselinenames import parse_relpath as parse_relpath
+from silo_regress.baselinenames import refusal as refusal
+from silo_regress.baselinenames import sort_baselines as sort_baselines
 from silo_regress.config import Config
 from silo_regress.errors import GitError, InputError, TaskRefError
-from silo_regress.taskref import TaskRef, printable, unsafe_reason
+from silo_regress.taskref import TaskRef, unsafe_reason
 
 FORMAT_FILE = ".silo-regress-format"
 INDEX_LABEL = "git index"  # the label of baselines read from the index
@@ -32,60 +43,20 @@ class SourceKind(enum.StrEnum):
     COMMIT = "commit"
 
 
-def located(kind: SourceKind, ref: str, path: str) -> str:
+def located(kind: SourceKind, ref: str, path: str, git_prefix: str = "") -> str:
     """``path`` named with the source its bytes came from, in git's ``REV:PATH`` spelling.
 
-    ``HEAD~1:baselines/X.json`` is what ``git show`` takes; a working-tree path stays
-    plain, since that is the file on disk. ``ref`` is the commit as the user named it.
+    ``HEAD~1:baselines/X.json`` is what ``git show`` takes, and ``:baselines/X.json``
+    its name for the index's copy (``index:`` would name a branch called index); a
+    working-tree path stays plain, since that is the file on disk. ``ref`` is the
+    commit as the user named it.
+    ``path`` is relative to the project; git reads ``REV:PATH`` from the top of the
+    repository, wherever it runs, so a project in a subdirectory puts its
+    ``git_prefix`` (``agents/crm/``) in front.
     """
     if kind is SourceKind.WORKING_TREE:
         return path
-    return f"{'index' if kind is SourceKind.INDEX else ref}:{path}"
-
-
-MAX_VARIANTS = 10
-VARIANT_MARK = "~"  # baselines/TASK~2.result.json: the task's second accepted variant
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """One artifact of one task, as stored under the baselines directory.
-
-    ``variant`` is 1 for ``TASK.ARTIFACT`` and N for ``TASK~N.ARTIFACT``.
-    ``name_problem`` says why a ``~`` name is no variant number (``~1``, ``~02``,
-    ``~x``): such a file is listed, never skipped, so check can name it.
-    """
-
-    ref: TaskRef
-    artifact: str
-    relpath: str  # relative to the baselines directory, with "/" separators
-    variant: int = 1
-    name_problem: str | None = None
-
-
-@dataclass(frozen=True)
-class Refused:
-    """A file named like a baseline that names no task: listed so that check fails on it.
-
-    Its name ends in a known artifact's, but it lies deeper than ``ENV/``, or its
-    environment or task id is one :func:`unsafe_reason` refuses. Nothing maps it to
-    a task, so nothing would compare it: a gate that skipped it would pass without
-    ever reading it (``crm~west/TASK-002.result.json``, a task id with ``..``).
-    """
-
-    relpath: str  # as found, maybe with control characters: messages print ``shown``
-    artifact: str
-    reason: str  # printable already
-
-    @property
-    def shown(self) -> str:
-        return printable(self.relpath)
-
-    @property
-    def ref(self) -> TaskRef:
-        """The task the name spells, printable: what reports and status list it under."""
-        folder, _, name = self.shown.rpartition("/")
-        return TaskRef(name[: -len(self.artifact) - 1], folder or None)
+    return f"{'' if kind is SourceKind.INDEX else ref}:{git_prefix}{path}"
 
 
 @dataclass(frozen=True)
@@ -119,120 +90,8 @@ class BaselineSource(Protocol):
 
     def display_path(self, baseline: Baseline) -> str: ...
 
-
-def baseline_relpath(ref: TaskRef, artifact: str, variant: int = 1) -> str:
-    mark = f"{VARIANT_MARK}{variant}" if variant > 1 else ""
-    name = f"{ref.task_id}{mark}.{artifact}"
-    return f"{ref.environment}/{name}" if ref.environment else name
-
-
-def parse_relpath(relpath: str, artifacts: Iterable[str]) -> Baseline | None:
-    """The baseline a path under the baselines directory names, or None."""
-    parts = relpath.split("/")
-    if len(parts) > 2 or any(p.startswith(".") for p in parts):
-        return None
-    for artifact in artifacts:
-        suffix = "." + artifact
-        if parts[-1].endswith(suffix) and len(parts[-1]) > len(suffix):
-            task_id = parts[-1][: -len(suffix)]
-            variant, problem = 1, None
-            if VARIANT_MARK in task_id:
-                # Task ids never hold a "~", so all after the first one is the variant
-                # mark: TA~SK~2 is a misnamed variant of TA, listed for check to name.
-                task_id, _, number = task_id.partition(VARIANT_MARK)
-                variant, problem = _variant_number(number)
-            environment = parts[0] if len(parts) == 2 else None
-            if unsafe_reason(task_id) or (environment is not None and unsafe_reason(environment)):
-                return None
-            return Baseline(TaskRef(task_id, environment), artifact, relpath, variant, problem)
-    return None
-
-
-def refusal(relpath: str, artifacts: Iterable[str]) -> Refused | None:
-    """Why a path that :func:`parse_relpath` maps to no task is refused, when it is
-    named like a baseline; None for the other files a baselines directory may hold.
-
-    Named like a baseline: its file name ends in ``.ARTIFACT`` after something, and
-    no part of its path starts with a dot. Dotted names are never baselines (the
-    format marker, ``.gitattributes``, the writers' ``.silo-regress-tmp/``), nor is a
-    file of another name (a README). Only paths that failed to parse come here,
-    so the listing of well-named baselines pays nothing for it.
-    """
-    parts = relpath.split("/")
-    if any(p.startswith(".") for p in parts):
-        return None
-    name = parts[-1]
-    artifact = next(
-        (a for a in artifacts if name.endswith("." + a) and len(name) > len(a) + 1), None
-    )
-    if artifact is None:
-        return None
-    if len(parts) > 2:
-        depth = len(parts) - 1
-        return Refused(
-            relpath,
-            artifact,
-            f"it lies {depth} directories down (a baseline is TASK.ARTIFACT or ENV/TASK.ARTIFACT)",
-        )
-    task_id = name[: -len(artifact) - 1].partition(VARIANT_MARK)[0]
-    named = [("task id", task_id)]
-    if len(parts) == 2:
-        named.insert(0, ("environment name", parts[0]))
-    for what, part in named:
-        why = unsafe_reason(part)
-        if why is not None:
-            return Refused(relpath, artifact, f"its {what} '{printable(part)}' is refused: {why}")
-    return None  # parse_relpath maps it to a task: not refused
-
-
-def _variant_number(text: str) -> tuple[int, str | None]:
-    if text.isascii() and text.isdigit() and not text.startswith("0") and int(text) >= 2:
-        return int(text), None
-    if text == "1":
-        return 0, "'~1' is not a variant name (variant 1 has no '~' suffix)"
-    return 0, f"'~{text}' is not a variant number (variants are ~2, ~3, ...)"
-
-
-def group_variants(found: Iterable[Baseline]) -> dict[tuple[TaskRef, str], list[Baseline]]:
-    """The variants of each (task, artifact), numbered ones in order, misnamed ones last."""
-    groups: dict[tuple[TaskRef, str], list[Baseline]] = {}
-    for baseline in found:
-        groups.setdefault((baseline.ref, baseline.artifact), []).append(baseline)
-    for members in groups.values():
-        if len(members) > 1:  # most artifacts have one baseline: nothing to order
-            members.sort(key=lambda b: (b.name_problem is not None, b.variant, b.relpath))
-    return groups
-
-
-def layout_problem(variants: Sequence[Baseline], *, shown: Callable[[Baseline], str]) -> str | None:
-    """Why these variants of one artifact are not numbered 1, 2, ... N (N <= 10), or None."""
-    misnamed = [b for b in variants if b.name_problem is not None]
-    if misnamed:
-        return (
-            f"{shown(misnamed[0])}: {misnamed[0].name_problem}; run `silo-regress fmt` to renumber"
-        )
-    numbers = [b.variant for b in variants]
-    expected = list(range(1, len(numbers) + 1))
-    if numbers != expected:
-        gap = next(n for n, m in zip(expected, numbers, strict=True) if n != m)
-        return (
-            f"{shown(variants[0])}: variants are numbered {', '.join(map(str, numbers))}, "
-            f"with no variant {gap}; run `silo-regress fmt` to renumber them"
-        )
-    if len(variants) > MAX_VARIANTS:
-        return (
-            f"{shown(variants[0])}: {len(variants)} accepted variants, more than "
-            f"{MAX_VARIANTS}; a task this unstable needs ignored paths, not more variants"
-        )
-    return None
-
-
-def sort_baselines(found: Iterable[Baseline], artifacts: tuple[str, ...]) -> list[Baseline]:
-    order = {a: i for i, a in enumerate(artifacts)}
-    return sorted(
-        found,
-        key=lambda b: (b.ref.task_id, b.ref.environment or "", order[b.artifact], b.variant),
-    )
+    @property
+    def git_prefix(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -271,6 +130,10 @@ class BaselineStore:
     @property
     def commit(self) -> str | None:
         return None
+
+    @property
+    def git_prefix(self) -> str:
+        return ""  # working-tree labels are the plain path: no REV:PATH to spell
 
     def path_for(self, ref: TaskRef, artifact: str, variant: int = 1) -> Path:
         for part in (ref.environment, ref.task_id):
@@ -489,6 +352,7 @@ class MappingSource:
     special: Mapping[str, str] = field(default_factory=dict)
     # The full hash ``label`` named when it was read: a report outlives what HEAD~1 means.
     commit: str | None = None
+    git_prefix: str = ""  # the project's directory from the top of the repository, "a/b/"
 
     def entries(self) -> list[Baseline]:
         return list(self.listing().baselines)
@@ -526,7 +390,8 @@ class MappingSource:
         return None if data is None else data.decode("utf-8", "replace").strip()
 
     def display_path(self, baseline: Baseline) -> str:
-        return located(self.kind, self.label, f"{self.display_root}/{baseline.relpath}")
+        shown = f"{self.display_root}/{baseline.relpath}"
+        return located(self.kind, self.label, shown, self.git_prefix)
 
 
 def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSource:
@@ -536,6 +401,8 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
     repo = gitio.find_repository(config.project)
     directory = repo.path_of(config.baselines_dir)
     shown = config.relative(config.baselines_dir)
+    prefix = repo.path_of(config.project)  # what `git rev-parse --show-prefix` says there
+    prefix += "/" if prefix else ""
     if staged or ref is None:
         index = gitio.read_index(repo, directory)
         unmerged = [
@@ -558,10 +425,19 @@ def git_source(config: Config, *, ref: str | None, staged: bool) -> MappingSourc
             shown,
             kind=SourceKind.INDEX,
             special=index.special,
+            git_prefix=prefix,
         )
     commit = gitio.resolve_commit(repo, ref)
     files, special = gitio.read_tree_entries(repo, commit, directory)
-    return MappingSource(files, config.known_artifacts, ref, shown, special=special, commit=commit)
+    return MappingSource(
+        files,
+        config.known_artifacts,
+        ref,
+        shown,
+        special=special,
+        commit=commit,
+        git_prefix=prefix,
+    )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -119,7 +119,7 @@ class _Common(NamedTuple):
 
 def origin_of(source: BaselineSource) -> BaselineOrigin:
     """Where a baseline's bytes come from, as the typed value every report reads."""
-    return BaselineOrigin(source.kind, source.label, source.commit)
+    return BaselineOrigin(source.kind, source.label, source.commit, source.git_prefix)
 
 
 def compare_artifact(

@@ -210,9 +210,31 @@ def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
             f"{where}.baselineSource must be null or an object with a kind "
             f"({', '.join(kinds)}); a commit's also has its ref and hash (or null)"
         )
+    if kind is SourceKind.WORKING_TREE:
+        return WORKING_TREE
+    label = value.get("label")
+    baseline = item.get("baseline")
+    prefix = ""
+    if isinstance(label, str) and isinstance(baseline, str):
+        prefix = _git_prefix(label, f"{ref}:" if kind is SourceKind.COMMIT else ":", baseline)
     if kind is SourceKind.COMMIT:
-        return BaselineOrigin(kind, str(ref), commit)
-    return WORKING_TREE if kind is SourceKind.WORKING_TREE else BaselineOrigin(kind, INDEX_LABEL)
+        return BaselineOrigin(kind, str(ref), commit, prefix)
+    return BaselineOrigin(kind, INDEX_LABEL, git_prefix=prefix)
+
+
+def _git_prefix(label: str, head: str, baseline: str) -> str:
+    """The project's directory as git knows it, read back from a label: ``agents/crm/``
+    from ``HEAD~1:agents/crm/baselines/X.json`` and ``baselines/X.json``.
+
+    A report names no prefix of its own; the label holds it. "" for a label that is
+    not the baseline's (an older report's, a hand-edited one): the label gets rebuilt.
+    """
+    if head == ":" and label.startswith("index:"):  # the hook's labels before 0.2's release
+        head = "index:"
+    path = label[len(head) :] if label.startswith(head) else ""
+    if not path.endswith("/" + baseline):
+        return ""
+    return path[: -len(baseline)]
 
 
 def _provenance(item: dict[str, Any], where: str, *, task: TaskRef) -> Provenance | None:

@@ -48,6 +48,9 @@ class BaselineOrigin:
     kind: SourceKind
     label: str  # "working tree", "git index", or the commit as the user named it
     commit: str | None = None  # the full hash that commit had when it was read
+    # The project's directory from the top of the repository ("agents/crm/"; "" at the
+    # top): labels name git's path, since `git show REV:PATH` reads PATH from the top.
+    git_prefix: str = ""
 
     @property
     def is_working_tree(self) -> bool:
@@ -63,8 +66,9 @@ class BaselineOrigin:
         return self.label if self.kind is SourceKind.COMMIT else None
 
     def locate(self, path: str) -> str:
-        """``path`` as read from here: ``HEAD~1:baselines/X.json``, ``index:...``, or itself."""
-        return located(self.kind, self.label, path)
+        """``path`` (relative to the project) as read from here: ``HEAD~1:baselines/X.json``
+        (``HEAD~1:agents/crm/baselines/X.json`` for a project in agents/crm), or itself."""
+        return located(self.kind, self.label, path, self.git_prefix)
 
 
 WORKING_TREE = BaselineOrigin(SourceKind.WORKING_TREE, "working tree")

@@ -108,7 +108,7 @@ def test_mapping_source_reads_baselines_from_memory() -> None:
     assert [str(b.ref) for b in entries] == ["crm-west/TASK-001", "TASK-002"]
     assert source.read(entries[1]) == b"{}\n"
     assert source.format_version() == "1"
-    assert source.display_path(entries[1]) == "index:baselines/TASK-002.result.json"
+    assert source.display_path(entries[1]) == ":baselines/TASK-002.result.json"
     commit = MappingSource(files, ARTIFACTS, label="HEAD~1")
     assert commit.display_path(entries[1]) == "HEAD~1:baselines/TASK-002.result.json"
 

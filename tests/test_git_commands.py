@@ -72,7 +72,7 @@ def test_check_staged_reads_the_index_not_the_working_tree(tmp_path: Path) -> No
     assert blocked.exit_code == 1
     assert "now FAILS (passed: true -> false)" in blocked.stdout
     assert "(baselines from git index)" in blocked.stdout
-    assert "  baseline: index:baselines/TASK-001.result.json" in blocked.stdout
+    assert "  baseline: :baselines/TASK-001.result.json" in blocked.stdout
     assert blocked.stdout.rstrip().splitlines()[-2:] == [
         "If the new behaviour is intended, record it and stage the baselines: "
         "silo-regress record TASK-001 && git add baselines",
@@ -386,9 +386,7 @@ def test_conflict_markers_are_reported_as_such(tmp_path: Path) -> None:
     git(project.root, "add", "baselines")  # markers and all, as happens by mistake
     committed = project.cli("check", "--staged")
     assert committed.exit_code == 1
-    assert "index:baselines/TASK-001.result.json: has git merge-conflict markers" in (
-        committed.stdout
-    )
+    assert ":baselines/TASK-001.result.json: has git merge-conflict markers" in committed.stdout
     run(project.root, "git", "commit", "-q", "--no-verify", "-m", "Merge with markers")
     log = project.cli("log", "TASK-001").stdout.splitlines()
     assert "Merge with markers" in log[1]

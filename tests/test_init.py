@@ -194,7 +194,7 @@ def test_plain_hook_judges_what_the_commit_will_really_contain(tmp_path: Path) -
     assert code == 1
     assert "CHANGED  TASK-001 (crm-west)  result.json" in output
     assert "    - reward 1 -> 0.5" in output
-    assert "  baseline: index:baselines/TASK-001.result.json" in output
+    assert "  baseline: :baselines/TASK-001.result.json" in output
     assert (
         "If the new behaviour is intended, record it and stage the baselines: "
         "silo-regress record TASK-001 && git add baselines\n"

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     # the derived tool-events.json (runs reads artifacts through it); the inputs' fingerprint
     ("silo_regress.toolpath", "silo_regress.fingerprint"),
+    ("silo_regress.baselinenames",),  # how baseline files are named: pure string work
     ("silo_regress.runs", "silo_regress.baselines", "silo_regress.provenance"),
     # runcache is an accelerator over runs: builds on it, runs must not import it
     ("silo_regress.runcache", "silo_regress.runclock", "silo_regress.freshness"),

@@ -109,7 +109,7 @@ def _gate(project: SiloProject, home: Path, *, path: str = NO_VENV) -> None:
     assert "    - now FAILS (passed: true -> false)" in output
     assert "    - reward 1 -> 0.5" in output
     # The hook judged the staged baselines, says so, and how to get past it.
-    assert "  baseline: index:baselines/TASK-001.result.json" in output
+    assert "  baseline: :baselines/TASK-001.result.json" in output
     assert "silo-regress record TASK-001 && git add baselines" in output
     assert "SKIP=silo-regress-check git commit" in output
 
@@ -175,7 +175,7 @@ def test_published_hooks_block_a_baseline_whose_name_maps_to_no_task(
     assert re.search(r"silo-regress check \(newest runs match[^\n]*\.+Failed", output)
     why = "named like a baseline, but its environment name 'crm~west' is refused"
     assert f"refused         baselines/crm~west/TASK-001.result.json: {why}" in output
-    assert f"  index:baselines/crm~west/TASK-001.result.json: {why}" in output
+    assert f"  :baselines/crm~west/TASK-001.result.json: {why}" in output
 
 
 def test_readme_local_configuration_gates_commits(hook_repo: HookRepo, tmp_path: Path) -> None:

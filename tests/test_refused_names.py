@@ -248,12 +248,12 @@ def test_the_hook_fails_on_a_refused_name_staged_only(repo: SiloProject) -> None
     hook = repo.cli("check", "--staged", "--allow-no-runs")
     assert hook.exit_code == 1
     for name in REFUSED:
-        assert f"  {detail(name, 'index:')}\n" in hook.stdout
+        assert f"  {detail(name, ':')}\n" in hook.stdout
     # A fresh clone has no runs, and the hook passes it; not with a refused name.
     shutil.rmtree(repo.root / ".silo")
     fresh = repo.cli("check", "--staged", "--allow-no-runs")
     assert fresh.exit_code == 1
-    assert f"  {detail(TILDE, 'index:')}\n" in fresh.stdout
+    assert f"  {detail(TILDE, ':')}\n" in fresh.stdout
     git(repo.root, "rm", "-q", "--cached", "-r", "baselines/crm~west", "baselines/a")
     git(repo.root, "rm", "-q", "--cached", "baselines/TA..SK.state-diff.json")
     git(repo.root, "rm", "-q", "--cached", "baselines/esc\x1b[31m.result.json")

@@ -2,7 +2,7 @@
 
 ``check --against REF`` reads REF's baselines, ``check --staged`` (the hook) the git
 index, ``diff --from A --to B`` two commits: each report names those bytes the way
-git does (``HEAD~1:baselines/X.json``, ``index:baselines/X.json``), and says what to
+git does (``HEAD~1:baselines/X.json``, ``:baselines/X.json`` (the index)), and says what to
 do in terms of where they came from.
 """
 
@@ -103,7 +103,7 @@ def test_the_hook_names_staged_baselines_and_says_to_stage_them(tmp_path: Path) 
     assert project.cli("record", "TASK-001").exit_code == 0  # recorded, not staged
     blocked = project.cli("check", "--staged")
     assert blocked.exit_code == 1
-    assert f"  baseline: index:{RESULT}\n" in blocked.stdout
+    assert f"  baseline: :{RESULT}\n" in blocked.stdout
     assert "git add baselines" in blocked.stdout
     document = json.loads(project.cli("check", "--staged", "--format", "json").stdout)
     changed = next(r for r in document["results"] if r["status"] == "changed")
@@ -111,7 +111,7 @@ def test_the_hook_names_staged_baselines_and_says_to_stage_them(tmp_path: Path) 
         "kind": "index",
         "ref": None,
         "commit": None,
-        "label": f"index:{RESULT}",
+        "label": f":{RESULT}",
     }
     git(project.root, "add", "baselines")
     assert project.cli("check", "--staged").exit_code == 0
