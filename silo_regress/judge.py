@@ -34,6 +34,7 @@ from silo_regress.direction import Scores, compare_scores, read_scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
 from silo_regress.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
+from silo_regress.plainmatch import plain_matches
 from silo_regress.prefilter import might_be_volatile
 from silo_regress.runs import RESULT_FILE, Run, RunIndex
 from silo_regress.targets import Target, describe_ambiguous, select_targets
@@ -149,6 +150,19 @@ def _judge_targets(
         if target.ambiguous:
             outcomes.extend(_ambiguous(config, target, origin=origin))
             continue
+        if inputs is None and wrong_version is None:
+            plain = plain_matches(
+                config,
+                source,
+                target,
+                run,
+                settings=settings,
+                origin=origin,
+                environment=environment,
+            )
+            if plain is not None:  # the common case: every artifact as recorded
+                outcomes.extend(plain)
+                continue
         fresh = None
         if run is not None and inputs is not None:
             from silo_regress.freshness import judge_run

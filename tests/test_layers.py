@@ -44,6 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.direction",),  # scores of result.json and the Direction they give
     ("silo_regress.outcome",),
     ("silo_regress.comparison",),  # one baseline against one artifact: judge's hot path
+    ("silo_regress.plainmatch",),  # a target whose every artifact plainly matches
     ("silo_regress.refusals",),  # the verdict of a file named like a baseline, of no task
     (
         "silo_regress.acceptance",
