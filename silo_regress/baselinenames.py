@@ -66,20 +66,26 @@ def baseline_relpath(ref: TaskRef, artifact: str, variant: int = 1) -> str:
 
 def parse_relpath(relpath: str, artifacts: Iterable[str]) -> Baseline | None:
     """The baseline a path under the baselines directory names, or None."""
-    parts = relpath.split("/")
-    if len(parts) > 2 or any(p.startswith(".") for p in parts):
+    # Partition and endswith, no split or generator: every check lists every baseline.
+    environment: str | None
+    environment, slash, name = relpath.rpartition("/")
+    if slash:
+        if "/" in environment or environment.startswith("."):
+            return None
+    else:
+        environment = None
+    if name.startswith("."):
         return None
     for artifact in artifacts:
-        suffix = "." + artifact
-        if parts[-1].endswith(suffix) and len(parts[-1]) > len(suffix):
-            task_id = parts[-1][: -len(suffix)]
+        cut = len(name) - len(artifact) - 1
+        if cut > 0 and name.endswith(artifact) and name[cut] == ".":
+            task_id = name[:cut]
             variant, problem = 1, None
             if VARIANT_MARK in task_id:
                 # Task ids never hold a "~", so all after the first one is the variant
                 # mark: TA~SK~2 is a misnamed variant of TA, listed for check to name.
                 task_id, _, number = task_id.partition(VARIANT_MARK)
                 variant, problem = _variant_number(number)
-            environment = parts[0] if len(parts) == 2 else None
             if unsafe_reason(task_id) or (environment is not None and unsafe_reason(environment)):
                 return None
             return Baseline(TaskRef(task_id, environment), artifact, relpath, variant, problem)

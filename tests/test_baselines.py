@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from pathlib import Path
@@ -22,7 +23,7 @@ from silo_regress.baselines import (
     write_atomic,
 )
 from silo_regress.errors import InputError, TaskRefError
-from silo_regress.taskref import TaskRef
+from silo_regress.taskref import TaskRef, unsafe_reason
 
 ARTIFACTS = ("result.json", "state-diff.json")
 
@@ -286,3 +287,39 @@ def test_unreadable_baseline_is_an_error_naming_it(project: SiloProject) -> None
     assert f"silo-regress: error: {path}: cannot read baseline: Permission denied" in (
         result.stderr
     )
+
+
+def _parse_by_split(relpath: str, artifacts: tuple[str, ...]) -> tuple[object, ...] | None:
+    """The naming rule read plainly (split, then test each part): parse_relpath's oracle."""
+    parts = relpath.split("/")
+    if len(parts) > 2 or any(p.startswith(".") for p in parts):
+        return None
+    for artifact in artifacts:
+        suffix = "." + artifact
+        if parts[-1].endswith(suffix) and len(parts[-1]) > len(suffix):
+            task_id = parts[-1][: -len(suffix)]
+            environment = parts[0] if len(parts) == 2 else None
+            if unsafe_reason(task_id.partition("~")[0]):
+                return None
+            if environment is not None and unsafe_reason(environment):
+                return None
+            return (task_id.partition("~")[0], environment, artifact, relpath)
+    return None
+
+
+def test_parse_relpath_agrees_with_the_plain_reading_of_the_rule() -> None:
+    """parse_relpath is written for speed (it runs for every baseline of every check)."""
+    artifacts = ("result.json", "state-diff.json", "tool-events.json", "json")
+    parts = ["", ".", "..", ".x", "TASK", "T~2", "T~1", "T~x~2", "crm~west", "crm-west"]
+    parts += [".result.json", "result.json", "T.result.json", "T.state-diff.json"]
+    parts += ["T~02.result.json", "T.json", "T..json", "T.tool-events.json", "é.json", "/"]
+    checked = 0
+    for first, second in itertools.product(parts, repeat=2):
+        for relpath in (first, f"{first}/{second}", f"{first}/{second}/{first}", f"/{first}"):
+            found = parse_relpath(relpath, artifacts)
+            got = None
+            if found is not None:
+                got = (found.ref.task_id, found.ref.environment, found.artifact, found.relpath)
+            assert got == _parse_by_split(relpath, artifacts), relpath
+            checked += 1
+    assert checked == 4 * len(parts) ** 2
