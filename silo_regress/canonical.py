@@ -2,7 +2,7 @@
 
 Two paths produce the same bytes. The fast path lets orjson parse and print, and is
 taken only when orjson's own output proves it saw the input faithfully (see
-:func:`_canonicalize_fast`). Everything else goes through the exact path: the standard
+:func:`canonicalize`). Everything else goes through the exact path: the standard
 library parser with hooks that keep integer literals exact and catch duplicate keys,
 NaN and Infinity, then a serializer that prints numbers the way ECMAScript does.
 """
@@ -38,7 +38,7 @@ _PLUS = ord("+")
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 _SORTED = _PRETTY | orjson.OPT_SORT_KEYS
 # Above this size the fast path holds one print of a file at a time (see
-# _canonicalize_fast); below it, a file already in canonical order is printed once.
+# canonicalize); below it, a file already in canonical order is printed once.
 _SMALL_FILE = 1 << 20
 # Bound once: an attribute lookup on the module is a step of its own.
 _loads = orjson.loads
@@ -226,25 +226,15 @@ def _show(parts: Sequence[Part]) -> str:
 
 
 def canonicalize(data: bytes, *, source: str) -> Document:
-    """Parse ``data`` and return it with its canonical bytes."""
-    fast = _canonicalize_fast(data)
-    if fast is not None:
-        return fast
-    value = parse(data, source=source)
-    try:
-        text = serialize(value)
-    except RecursionError:
-        raise _too_deep(source) from None
-    return Document(value=value, text=text)
+    """Parse ``data`` and return it with its canonical bytes.
 
-
-def _canonicalize_fast(data: bytes) -> Document | None:
-    """orjson's sorted print of ``data`` when it is provably the canonical form, else None.
-
-    orjson is exact where it reads at all, except that it keeps the last of two
-    duplicate keys, reads an integer beyond 64 bits as a float, prints some floats
-    unlike JavaScript ("1.0", "1e+16", "1e-6") and sorts keys by code point, not by
-    UTF-16 code unit. The proof, cheapest first:
+    The fast path, inline (on a 0.4 KB file a call is a step of its own), returns
+    orjson's sorted print of ``data`` when it is provably the canonical form;
+    anything else takes :func:`_canonicalize_exact`. orjson is exact where it reads
+    at all, except that it keeps the last of two duplicate keys, reads an integer
+    beyond 64 bits as a float, prints some floats unlike JavaScript ("1.0", "1e+16",
+    "1e-6") and sorts keys by code point, not by UTF-16 code unit. The proof,
+    cheapest first:
 
     1. ``data`` is byte for byte one of orjson's prints of the value it read: the
        sorted print (a file already in canonical order, such as a baseline, needs
@@ -267,31 +257,40 @@ def _canonicalize_fast(data: bytes) -> Document | None:
     lone surrogates, NaN and Infinity on reading.
 
     Speed: on a 0.4 KB file orjson's parse and print take about 1.7 us and each
-    Python-level step here 0.05-0.2 us, so every step counts; the tests in bytes
+    Python-level step here 0.03-0.2 us, so every step counts; the tests in bytes
     are memchr searches for one byte wherever one can rule a hazard out.
     """
     try:
         value = _loads(data)
         if len(data) <= _SMALL_FILE:
             text = _dumps(value, option=_SORTED)
-            if text != data and _dumps(value, option=_PRETTY) != data:
-                return None
-        elif _dumps(value, option=_PRETTY) == data:  # a large file: one print at a time
-            text = _dumps(value, option=_SORTED)
-        else:
-            return None
+            proven = text == data or _dumps(value, option=_PRETTY) == data
+        else:  # a large file: one print at a time, the sorted one only when needed
+            proven = _dumps(value, option=_PRETTY) == data
+            text = _dumps(value, option=_SORTED) if proven else b""
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # invalid, or > 254 levels
-        return None
-    # _prints_like_javascript(data), inlined: a call is a step of its own.
+        proven = False
     if (
-        _INTEGRAL.search(data) is not None
-        or (_PLUS in data and _POSITIVE_EXPONENT.search(data) is not None)
-        or _MICRO.search(data) is not None
+        proven
+        # _prints_like_javascript(data), inlined
+        and _INTEGRAL.search(data) is None
+        and (_PLUS not in data or _POSITIVE_EXPONENT.search(data) is None)
+        and _MICRO.search(data) is None
+        and (data.isascii() or not _has_high_bmp(data) or _keys_sort_alike(value))
     ):
-        return None
-    if not data.isascii() and _has_high_bmp(data) and not _keys_sort_alike(value):
-        return None
-    return _tuple_new(Document, (value, text))
+        return _tuple_new(Document, (value, text))
+    value = text = b""  # not held while the exact path reads a large file again
+    return _canonicalize_exact(data, source)
+
+
+def _canonicalize_exact(data: bytes, source: str) -> Document:
+    """The exact path: the standard library's parser with hooks, the ECMAScript printer."""
+    value = parse(data, source=source)
+    try:
+        text = serialize(value)
+    except RecursionError:
+        raise _too_deep(source) from None
+    return Document(value=value, text=text)
 
 
 def _prints_like_javascript(printed: bytes) -> bool:
@@ -310,7 +309,7 @@ def _prints_like_javascript(printed: bytes) -> bool:
     loop, and on a file of 0.4 KB the Python-level call is most of its cost; so
     ".0" and "-6" are one regex search each (a visit per dot in Python cost 0.3 us
     a dot; ``b"e-6" in`` and ``bytes.find`` took longer than the regex), the plus
-    sign a memchr before its regex. :func:`_canonicalize_fast` inlines this test.
+    sign a memchr before its regex. :func:`canonicalize` inlines this test.
     """
     return (
         _INTEGRAL.search(printed) is None
@@ -341,7 +340,7 @@ def _keys_sort_alike(value: Any) -> bool:
 def compact_is_canonical(value: Any, data: bytes) -> bool:
     """True when orjson parsed the compact JSON ``data`` (one JSON.stringify line, no
     whitespace) faithfully, so that its sorted, indented printing of ``value`` is the
-    canonical form. The same proof as :func:`_canonicalize_fast`, on the compact print."""
+    canonical form. The same proof as :func:`canonicalize`'s fast path, on the compact print."""
     try:
         printed = orjson.dumps(value)
     except orjson.JSONEncodeError:

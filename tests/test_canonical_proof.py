@@ -1,4 +1,4 @@
-"""The fast path's proof (canonical._canonicalize_fast): each way orjson can read or
+"""The fast path's proof (canonical.canonicalize): each way orjson can read or
 print a file unlike the canonical rules must send that file to the exact path, and
 what the fast path does take must be byte for byte what the exact path makes.
 
@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 import struct
+import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
+from fastpath import fast_path
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,7 +79,7 @@ DECLINED = {
 
 @pytest.mark.parametrize("data", DECLINED.values(), ids=DECLINED.keys())
 def test_the_fast_path_declines_what_it_cannot_prove(data: bytes) -> None:
-    assert canonical._canonicalize_fast(data) is None
+    assert fast_path(data) is None
     try:
         expected = exact(data)
     except InputError as exc:  # the exact path refuses it: so must canonicalize
@@ -116,7 +119,7 @@ TAKEN = {
 
 @pytest.mark.parametrize("data", TAKEN.values(), ids=TAKEN.keys())
 def test_the_fast_path_takes_faithful_files(data: bytes) -> None:
-    fast = canonical._canonicalize_fast(data)
+    fast = fast_path(data)
     assert fast is not None
     assert fast.text == exact(data)
     assert fast.value == parse(data, source=SOURCE)
@@ -126,11 +129,32 @@ def test_a_large_file_takes_the_fast_path_one_print_at_a_time() -> None:
     ids = [f"AUD-{n:07d}" for n in range(80_000)]
     data = pretty({"scalars": [1.5], "collections": {"auditLog": {"removed": [], "added": ids}}})
     assert len(data) > canonical._SMALL_FILE
-    fast = canonical._canonicalize_fast(data)
+    fast = fast_path(data)
     assert fast is not None
     assert fast.text == exact(data)
     doubled = data.replace(b'"removed": []', b'"removed": [],\n      "added": []', 1)
-    assert canonical._canonicalize_fast(doubled) is None  # a duplicate key, large
+    assert fast_path(doubled) is None  # a duplicate key, large
+
+
+def test_a_declined_file_is_not_held_twice_while_the_exact_path_reads_it() -> None:
+    """orjson's reading of a file the fast path declines is dropped before the exact
+    path parses the file again: a 37 MB state diff must not cost two parses of memory."""
+    ids = [f"AUD-{n:07d}" for n in range(60_000)]
+    data = pretty({"ids": ids, "reward": 1.0})  # declined for its 1.0 alone
+    assert len(data) > canonical._SMALL_FILE
+
+    def peak(read: Callable[[], object]) -> int:
+        tracemalloc.start()
+        try:
+            read()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    fast = peak(lambda: orjson.dumps(orjson.loads(data)))  # what the fast path holds
+    exact_path = peak(lambda: canonical._canonicalize_exact(data, SOURCE))
+    whole = peak(lambda: canonicalize(data, source=SOURCE))
+    assert whole < max(fast, exact_path) * 1.2, (whole, fast, exact_path)
 
 
 EDGES = [
@@ -159,10 +183,10 @@ EDGES = [
 def test_the_fast_path_makes_the_number_check_of_prints_like_javascript(
     value: float, word: str
 ) -> None:
-    """_canonicalize_fast inlines _prints_like_javascript: the two must agree, beside
+    """canonicalize inlines _prints_like_javascript: the two must agree, beside
     words that hold a piece of a hazard (a file of orjson's print is faithful)."""
     data = pretty({"word": word, "value": value})
-    fast = canonical._canonicalize_fast(data)
+    fast = fast_path(data)
     assert (fast is not None) == canonical._prints_like_javascript(data)
     if fast is not None:
         assert fast.text == exact(data)
@@ -270,6 +294,6 @@ def test_a_repeated_key_in_silo_layout_never_takes_the_fast_path(
     pairs.insert(at % (len(pairs) + 1), (key, other))
     data = printed_members(pairs)
     assert printed_members(list(value.items())) == pretty(value)  # the layout is orjson's
-    assert canonical._canonicalize_fast(data) is None
+    assert fast_path(data) is None
     with pytest.raises(InputError, match="duplicate key"):
         canonicalize(data, source=SOURCE)
