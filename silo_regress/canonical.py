@@ -2,7 +2,7 @@
 
 Two paths produce the same bytes. The fast path lets orjson parse and print, and is
 taken only when orjson's own output proves it saw the input faithfully (see
-:func:`_canonicalize_fast`). Everything else goes through the exact path: the standard
+:func:`canonicalize`). Everything else goes through the exact path: the standard
 library parser with hooks that keep integer literals exact and catch duplicate keys,
 NaN and Infinity, then a serializer that prints numbers the way ECMAScript does.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from functools import partial
 from typing import Any, NamedTuple
 
 import orjson
@@ -25,21 +24,26 @@ BOM = b"\xef\xbb\xbf"
 
 # orjson prints floats in forms JavaScript never uses ("1.0", "1e+16", "1e-6");
 # a round trip through such a literal would be faithful but not canonical.
-# orjson always signs its exponents; the digit before a hit is checked by hand (a
-# leading class would make the regex engine stop at every digit of a 50 MB file).
-_EXPONENT = re.compile(rb"e[+-][0-9]")
+# Each pattern starts with a literal, which the regex engine scans for in a tight C
+# loop; a leading class would make it stop at every digit of a 50 MB file. The digit
+# before an exponent is a lookbehind, tried only where the literal is found. "-6"
+# rather than "e-6": a 1.8 KB result.json has 150 "e" and 8 "-" (0.35 us less).
 # What follows a number token in orjson's output: , newline ] } or the end.
 _INTEGRAL = re.compile(rb"\.0(?:[,\n\]}]|\Z)")  # orjson "1.0", JS "1"
-_MICRO = re.compile(rb"e-6(?![0-9])")  # 1e-6 <= |x| < 1e-5: orjson "1e-6", JS "0.000001"
-_DIGITS = frozenset(b"0123456789")
+_POSITIVE_EXPONENT = re.compile(rb"\+(?<=[0-9]e\+)")  # orjson from 1e16, JS from 1e21
+_MICRO = re.compile(rb"-6(?![0-9])(?<=[0-9]e-6)")  # orjson "1e-6", JS "0.000001"
+# ``int in bytes`` is one memchr; ``bytes in bytes`` first tries the needle as an int,
+# and raising and clearing that TypeError costs 0.15 us, more than a 2 KB memchr.
+_PLUS = ord("+")
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 _SORTED = _PRETTY | orjson.OPT_SORT_KEYS
 # Above this size the fast path holds one print of a file at a time (see
-# _canonicalize_fast); below it, a file already in canonical order is printed once.
+# canonicalize); below it, a file already in canonical order is printed once.
 _SMALL_FILE = 1 << 20
 # Bound once: an attribute lookup on the module is a step of its own.
 _loads = orjson.loads
 _dumps = orjson.dumps
+_tuple_new = tuple.__new__
 # What a file cut off inside a literal or number leaves where the parser stops.
 # These two are compiled (and cached by re) only when a file is refused.
 _PARTIAL_TOKEN = r"t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|-|\.|[eE][+-]?"
@@ -64,15 +68,12 @@ class Document(NamedTuple):
 
     A NamedTuple, not a frozen dataclass: the fast path builds one per file, and
     a dataclass's ``__init__`` (an ``object.__setattr__`` per field) costs about a
-    quarter of orjson's whole parse and print of a 0.4 KB file.
+    quarter of orjson's whole parse and print of a 0.4 KB file. The fast path builds
+    it with ``tuple.__new__`` (in C; NamedTuple's own ``__new__`` is Python code).
     """
 
     value: Any
     text: bytes
-
-
-# tuple.__new__ bound to Document: built in C, without NamedTuple's Python __new__.
-_new_document = partial(tuple.__new__, Document)
 
 
 class _Invalid:
@@ -225,25 +226,15 @@ def _show(parts: Sequence[Part]) -> str:
 
 
 def canonicalize(data: bytes, *, source: str) -> Document:
-    """Parse ``data`` and return it with its canonical bytes."""
-    fast = _canonicalize_fast(data)
-    if fast is not None:
-        return fast
-    value = parse(data, source=source)
-    try:
-        text = serialize(value)
-    except RecursionError:
-        raise _too_deep(source) from None
-    return Document(value=value, text=text)
+    """Parse ``data`` and return it with its canonical bytes.
 
-
-def _canonicalize_fast(data: bytes) -> Document | None:
-    """orjson's sorted print of ``data`` when it is provably the canonical form, else None.
-
-    orjson is exact where it reads at all, except that it keeps the last of two
-    duplicate keys, reads an integer beyond 64 bits as a float, prints some floats
-    unlike JavaScript ("1.0", "1e+16", "1e-6") and sorts keys by code point, not by
-    UTF-16 code unit. The proof, cheapest first:
+    The fast path, inline (on a 0.4 KB file a call is a step of its own), returns
+    orjson's sorted print of ``data`` when it is provably the canonical form;
+    anything else takes :func:`_canonicalize_exact`. orjson is exact where it reads
+    at all, except that it keeps the last of two duplicate keys, reads an integer
+    beyond 64 bits as a float, prints some floats unlike JavaScript ("1.0", "1e+16",
+    "1e-6") and sorts keys by code point, not by UTF-16 code unit. The proof,
+    cheapest first:
 
     1. ``data`` is byte for byte one of orjson's prints of the value it read: the
        sorted print (a file already in canonical order, such as a baseline, needs
@@ -266,26 +257,40 @@ def _canonicalize_fast(data: bytes) -> Document | None:
     lone surrogates, NaN and Infinity on reading.
 
     Speed: on a 0.4 KB file orjson's parse and print take about 1.7 us and each
-    Python-level step here 0.05-0.2 us, so every step counts; the tests in bytes
+    Python-level step here 0.03-0.2 us, so every step counts; the tests in bytes
     are memchr searches for one byte wherever one can rule a hazard out.
     """
     try:
         value = _loads(data)
         if len(data) <= _SMALL_FILE:
             text = _dumps(value, option=_SORTED)
-            if text != data and _dumps(value, option=_PRETTY) != data:
-                return None
-        elif _dumps(value, option=_PRETTY) == data:  # a large file: one print at a time
-            text = _dumps(value, option=_SORTED)
-        else:
-            return None
+            proven = text == data or _dumps(value, option=_PRETTY) == data
+        else:  # a large file: one print at a time, the sorted one only when needed
+            proven = _dumps(value, option=_PRETTY) == data
+            text = _dumps(value, option=_SORTED) if proven else b""
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # invalid, or > 254 levels
-        return None
-    if not _prints_like_javascript(data):
-        return None
-    if not data.isascii() and _has_high_bmp(data) and not _keys_sort_alike(value):
-        return None
-    return _new_document((value, text))
+        proven = False
+    if (
+        proven
+        # _prints_like_javascript(data), inlined
+        and _INTEGRAL.search(data) is None
+        and (_PLUS not in data or _POSITIVE_EXPONENT.search(data) is None)
+        and _MICRO.search(data) is None
+        and (data.isascii() or not _has_high_bmp(data) or _keys_sort_alike(value))
+    ):
+        return _tuple_new(Document, (value, text))
+    value = text = b""  # not held while the exact path reads a large file again
+    return _canonicalize_exact(data, source)
+
+
+def _canonicalize_exact(data: bytes, source: str) -> Document:
+    """The exact path: the standard library's parser with hooks, the ECMAScript printer."""
+    value = parse(data, source=source)
+    try:
+        text = serialize(value)
+    except RecursionError:
+        raise _too_deep(source) from None
+    return Document(value=value, text=text)
 
 
 def _prints_like_javascript(printed: bytes) -> bool:
@@ -302,27 +307,20 @@ def _prints_like_javascript(printed: bytes) -> bool:
 
     Speed: a regex with a literal prefix scans for its first byte in a tight C
     loop, and on a file of 0.4 KB the Python-level call is most of its cost; so
-    ".0" and "e-6" are one regex search each (a visit per dot in Python cost 0.3 us
-    a dot; ``b"e-6" in`` took longer than the regex from 0.4 KB to 37 MB), the plus
-    sign a memchr. A hit is looked at more closely only when there is one.
+    ".0" and "-6" are one regex search each (a visit per dot in Python cost 0.3 us
+    a dot; ``b"e-6" in`` and ``bytes.find`` took longer than the regex), the plus
+    sign a memchr before its regex. :func:`canonicalize` inlines this test.
     """
-    if _INTEGRAL.search(printed) is not None:
-        return False
-    if b"+" in printed and _follows_digit(_EXPONENT, printed):
-        return False
-    return _MICRO.search(printed) is None or not _follows_digit(_MICRO, printed)
-
-
-def _follows_digit(pattern: re.Pattern[bytes], printed: bytes) -> bool:
-    """Whether ``pattern`` matches right after a digit: in a number, not in a word."""
-    return any(
-        hit.start() and printed[hit.start() - 1] in _DIGITS for hit in pattern.finditer(printed)
+    return (
+        _INTEGRAL.search(printed) is None
+        and (_PLUS not in printed or _POSITIVE_EXPONENT.search(printed) is None)
+        and _MICRO.search(printed) is None
     )
 
 
 def _has_high_bmp(data: bytes) -> bool:
     """Whether UTF-8 ``data`` holds a character of U+E000 to U+FFFF (two memchr)."""
-    return b"\xee" in data or b"\xef" in data
+    return 0xEE in data or 0xEF in data
 
 
 def _keys_sort_alike(value: Any) -> bool:
@@ -342,7 +340,7 @@ def _keys_sort_alike(value: Any) -> bool:
 def compact_is_canonical(value: Any, data: bytes) -> bool:
     """True when orjson parsed the compact JSON ``data`` (one JSON.stringify line, no
     whitespace) faithfully, so that its sorted, indented printing of ``value`` is the
-    canonical form. The same proof as :func:`_canonicalize_fast`, on the compact print."""
+    canonical form. The same proof as :func:`canonicalize`'s fast path, on the compact print."""
     try:
         printed = orjson.dumps(value)
     except orjson.JSONEncodeError:

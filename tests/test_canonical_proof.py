@@ -1,4 +1,4 @@
-"""The fast path's proof (canonical._canonicalize_fast): each way orjson can read or
+"""The fast path's proof (canonical.canonicalize): each way orjson can read or
 print a file unlike the canonical rules must send that file to the exact path, and
 what the fast path does take must be byte for byte what the exact path makes.
 
@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 import struct
+import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
+from fastpath import fast_path
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -50,6 +53,8 @@ DECLINED = {
     "1e21": b"[\n  1e+21\n]\n",
     "1e-6 as orjson prints it": b"[\n  1e-6\n]\n",
     "4.5e-6 as orjson prints it": b'{\n  "p": 4.5e-6\n}\n',
+    "-1e-6, a minus before the mantissa too": pretty([-1e-6, "OPP-6"]),
+    "1e16 beside a plus sign in a string": pretty(["a+b", 1e16]),
     "upper-case exponent": b"[\n  1E-7\n]\n",
     "escaped letter": b'{\n  "name": "Zo\\u00eb"\n}\n',
     "escaped key sorting apart": b'{\n  "\\ue000": 1,\n  "\\ud83d\\ude00": 2\n}\n',
@@ -74,7 +79,7 @@ DECLINED = {
 
 @pytest.mark.parametrize("data", DECLINED.values(), ids=DECLINED.keys())
 def test_the_fast_path_declines_what_it_cannot_prove(data: bytes) -> None:
-    assert canonical._canonicalize_fast(data) is None
+    assert fast_path(data) is None
     try:
         expected = exact(data)
     except InputError as exc:  # the exact path refuses it: so must canonicalize
@@ -100,6 +105,8 @@ TAKEN = {
     "already canonical": b'{\n  "a": [\n    0.25,\n    -3\n  ],\n  "b": null\n}\n',
     "tiny float, printed alike": b"[\n  1e-7,\n  1.5e-300\n]\n",
     "exponent 60 is not 6": b"[\n  1e-60\n]\n",
+    "-6 in a word and as an integer": pretty({"id": "OPP-6", "n": -6, "m": [-6]}),
+    "a plus sign in a string beside a tiny float": pretty({"op": "a+b", "p": 1.5e-7}),
     "fraction with a zero": b"[\n  0.05,\n  10.25\n]\n",
     "escaped control character": b'[\n  "tab\\tand\\u001f"\n]\n',
     "64-bit extremes": b"[\n  18446744073709551615,\n  -9223372036854775808\n]\n",
@@ -112,7 +119,7 @@ TAKEN = {
 
 @pytest.mark.parametrize("data", TAKEN.values(), ids=TAKEN.keys())
 def test_the_fast_path_takes_faithful_files(data: bytes) -> None:
-    fast = canonical._canonicalize_fast(data)
+    fast = fast_path(data)
     assert fast is not None
     assert fast.text == exact(data)
     assert fast.value == parse(data, source=SOURCE)
@@ -122,11 +129,32 @@ def test_a_large_file_takes_the_fast_path_one_print_at_a_time() -> None:
     ids = [f"AUD-{n:07d}" for n in range(80_000)]
     data = pretty({"scalars": [1.5], "collections": {"auditLog": {"removed": [], "added": ids}}})
     assert len(data) > canonical._SMALL_FILE
-    fast = canonical._canonicalize_fast(data)
+    fast = fast_path(data)
     assert fast is not None
     assert fast.text == exact(data)
     doubled = data.replace(b'"removed": []', b'"removed": [],\n      "added": []', 1)
-    assert canonical._canonicalize_fast(doubled) is None  # a duplicate key, large
+    assert fast_path(doubled) is None  # a duplicate key, large
+
+
+def test_a_declined_file_is_not_held_twice_while_the_exact_path_reads_it() -> None:
+    """orjson's reading of a file the fast path declines is dropped before the exact
+    path parses the file again: a 37 MB state diff must not cost two parses of memory."""
+    ids = [f"AUD-{n:07d}" for n in range(60_000)]
+    data = pretty({"ids": ids, "reward": 1.0})  # declined for its 1.0 alone
+    assert len(data) > canonical._SMALL_FILE
+
+    def peak(read: Callable[[], object]) -> int:
+        tracemalloc.start()
+        try:
+            read()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    fast = peak(lambda: orjson.dumps(orjson.loads(data)))  # what the fast path holds
+    exact_path = peak(lambda: canonical._canonicalize_exact(data, SOURCE))
+    whole = peak(lambda: canonicalize(data, source=SOURCE))
+    assert whole < max(fast, exact_path) * 1.2, (whole, fast, exact_path)
 
 
 EDGES = [
@@ -146,6 +174,22 @@ EDGES = [
     1e21,
     1.7976931348623157e308,
 ]
+
+
+@given(
+    st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(EDGES),
+    st.sampled_from(["", "OPP-6", "a+b", "1e+", "x.0,"]),
+)
+def test_the_fast_path_makes_the_number_check_of_prints_like_javascript(
+    value: float, word: str
+) -> None:
+    """canonicalize inlines _prints_like_javascript: the two must agree, beside
+    words that hold a piece of a hazard (a file of orjson's print is faithful)."""
+    data = pretty({"word": word, "value": value})
+    fast = fast_path(data)
+    assert (fast is not None) == canonical._prints_like_javascript(data)
+    if fast is not None:
+        assert fast.text == exact(data)
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(EDGES))
@@ -250,6 +294,6 @@ def test_a_repeated_key_in_silo_layout_never_takes_the_fast_path(
     pairs.insert(at % (len(pairs) + 1), (key, other))
     data = printed_members(pairs)
     assert printed_members(list(value.items())) == pretty(value)  # the layout is orjson's
-    assert canonical._canonicalize_fast(data) is None
+    assert fast_path(data) is None
     with pytest.raises(InputError, match="duplicate key"):
         canonicalize(data, source=SOURCE)
