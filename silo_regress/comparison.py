@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from silo_regress.baselines import Baseline, BaselineSource
 from silo_regress.canonical import Document, apply_ignores, canonicalize, serialize
 from silo_regress.config import Config, TaskSettings
+from silo_regress.derived import is_derived, source_file
 from silo_regress.direction import Scores
 from silo_regress.errors import InputError
 from silo_regress.fsio import FileError
@@ -23,7 +24,6 @@ from silo_regress.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
 from silo_regress.prefilter import might_be_volatile
 from silo_regress.runs import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
 from silo_regress.taskref import TaskRef
-from silo_regress.toolpath import IncompleteTraceError, is_derived, source_file
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
@@ -210,7 +210,9 @@ def _judge(
     else:
         try:
             data = read_artifact(run, artifact, trace_events=config.trace_events)
-        except (UnreadableArtifactError, IncompleteTraceError) as exc:
+        except InputError as exc:  # unreadable, or (a tool path) a trace that gives none
+            if not isinstance(exc, UnreadableArtifactError) and not _is_trace_gap(exc):
+                raise
             return common.outcome(
                 Verdict.INCOMPLETE_RUN,
                 detail=_unreadable(config, run, artifact, exc),
@@ -292,12 +294,20 @@ def _judge(
     )
 
 
-def _unreadable(
-    config: Config, run: Run, artifact: str, exc: UnreadableArtifactError | IncompleteTraceError
-) -> str:
-    """Why a run's artifact cannot be read, as an incomplete-run detail."""
+def _is_trace_gap(exc: InputError) -> bool:
+    from silo_regress.toolpath import IncompleteTraceError  # loaded by a tool path only
+
+    return isinstance(exc, IncompleteTraceError)
+
+
+def _unreadable(config: Config, run: Run, artifact: str, exc: InputError) -> str:
+    """Why a run's artifact cannot be read (unreadable, or a trace with no tool path),
+    as an incomplete-run detail."""
     if isinstance(exc, UnreadableArtifactError):
         return f"{config.relative(os.path.join(run.path, artifact))} {exc.reason}"
+    from silo_regress.toolpath import IncompleteTraceError
+
+    assert isinstance(exc, IncompleteTraceError), exc
     gap = exc.incomplete
     return f"newest run {run.name}: {gap.describe(config.relative(gap.path))}"
 

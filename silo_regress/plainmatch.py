@@ -19,13 +19,13 @@ from silo_regress.baselines import BaselineSource
 from silo_regress.canonical import canonicalize
 from silo_regress.comparison import run_path
 from silo_regress.config import Config, TaskSettings
+from silo_regress.derived import is_derived
 from silo_regress.direction import read_scores
 from silo_regress.errors import InputError
 from silo_regress.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
 from silo_regress.prefilter import might_be_volatile
 from silo_regress.runs import RESULT_FILE, Run, read_artifact
 from silo_regress.targets import Target
-from silo_regress.toolpath import is_derived
 
 
 def plain_matches(

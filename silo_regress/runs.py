@@ -21,10 +21,10 @@ from typing import Any
 import orjson
 
 from silo_regress.config import DEFAULT_TRACE_EVENTS
+from silo_regress.derived import is_derived
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.fsio import FileError, StatKey, read_keyed, read_regular
 from silo_regress.taskref import TaskRef, unsafe_reason
-from silo_regress.toolpath import is_derived, read_tool_path
 
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
@@ -421,6 +421,8 @@ def read_artifact(
     :class:`~silo_regress.toolpath.IncompleteTraceError` says why a run has none.
     """
     if is_derived(artifact):
+        from silo_regress.toolpath import read_tool_path  # only a tool path needs the reader
+
         return read_tool_path(run.path, events=trace_events)
     path = f"{run.path}{os.sep}{artifact}"  # os.path.join costs more, per artifact
     try:

@@ -24,10 +24,12 @@ import orjson
 
 from silo_regress.canonical import compact_is_canonical, parse, serialize
 from silo_regress.config import DEFAULT_TRACE_EVENTS
+from silo_regress.derived import TOOL_EVENTS as TOOL_EVENTS
+from silo_regress.derived import TRACE_FILE as TRACE_FILE
+from silo_regress.derived import is_derived as is_derived
+from silo_regress.derived import source_file as source_file
 from silo_regress.errors import InputError
 
-TOOL_EVENTS = "tool-events.json"
-TRACE_FILE = "trace.jsonl"
 RESULT_FILE = "result.json"
 # Wall-clock keys of an event: different in every rollout, so never part of the path.
 DROPPED_KEYS = ("at", "durationMs")
@@ -81,16 +83,6 @@ class IncompleteTraceError(InputError):
     def __init__(self, incomplete: Incomplete) -> None:
         super().__init__(incomplete.describe())
         self.incomplete = incomplete
-
-
-def is_derived(artifact: str) -> bool:
-    """True for artifacts computed from other run files instead of read as written."""
-    return artifact == TOOL_EVENTS
-
-
-def source_file(artifact: str) -> str:
-    """The run file an artifact is read from: the trace for the tool path."""
-    return TRACE_FILE if is_derived(artifact) else artifact
 
 
 def read_tool_calls(run_dir: str | os.PathLike[str]) -> int | None:

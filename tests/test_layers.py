@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio", "silo_regress.cpus"),
     ("silo_regress.prefilter",),  # the cheap test that rules volatile content out
+    ("silo_regress.derived",),  # which artifacts are derived (the tool path), by name
     ("silo_regress.configvalues",),  # one config value checked and typed
     ("silo_regress.worktreeblobs",),  # working-tree files that are the git objects
     (
@@ -39,6 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.runs", "silo_regress.baselines", "silo_regress.provenance"),
     # runcache is an accelerator over runs: builds on it, runs must not import it
     ("silo_regress.runcache", "silo_regress.runclock", "silo_regress.freshness"),
+    ("silo_regress.gitsource",),  # baselines from the git index or a commit
     ("silo_regress.jsondiff", "silo_regress.targets"),
     ("silo_regress.behaviour",),
     ("silo_regress.direction",),  # scores of result.json and the Direction they give

@@ -74,6 +74,8 @@ DEFERRED = (
     "silo_regress.jsondiff",
     "silo_regress.volatile",  # the scan: only once the prefilter sees a hint
     "silo_regress.runclock",
+    "silo_regress.gitsource",  # a working-tree check reads no baseline from git
+    "silo_regress.toolpath",  # derives tool-events.json: only a project that baselines it
     "silo_regress.render.advice",  # nothing to accept
     "shlex",
     "traceback",
