@@ -15,7 +15,6 @@ from silo_regress.baselines import (
     FORMAT_FILE,
     Baseline,
     BaselineStore,
-    MappingSource,
     SourceKind,
     baseline_relpath,
     parse_relpath,
@@ -23,6 +22,7 @@ from silo_regress.baselines import (
     write_atomic,
 )
 from silo_regress.errors import InputError, TaskRefError
+from silo_regress.gitsource import MappingSource
 from silo_regress.taskref import TaskRef, unsafe_reason
 
 ARTIFACTS = ("result.json", "state-diff.json")

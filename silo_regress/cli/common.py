@@ -212,6 +212,6 @@ def baseline_source(
         raise UsageError("--against and --staged both choose the baselines: give one")
     if against is None and not staged:
         return working_tree(config)
-    from silo_regress.baselines import git_source
+    from silo_regress.gitsource import git_source
 
     return git_source(config, ref=against, staged=staged)

@@ -42,7 +42,7 @@ def diff_between(
     output_format: str,
 ) -> int:
     """``diff --from A [--to B]``: tasks whose baselines differ between two commits."""
-    from silo_regress.baselines import git_source
+    from silo_regress.gitsource import git_source
     from silo_regress.history import diff_sources
     from silo_regress.render.history import render_source_diff
 
