@@ -3,6 +3,7 @@
     python bench/scale.py                          # every case, 9 pairs, both CPUs
     python bench/scale.py --cpus 0                 # the same on one CPU (taskset -c 0)
     python bench/scale.py --case no-cache --runs 5000,20000 --pairs 15
+    python bench/scale.py --against /tmp/old   # this tree against another, in rotating rounds
 
 Cases, the CI case first:
 - ``no-cache``: no run-index cache (a fresh clone where ``.silo/`` is git-ignored); the
@@ -183,6 +184,66 @@ def startup_case(*, pairs: int, prefix: list[str]) -> dict[str, object]:
     return paired(check, orjson_only, pairs=pairs, prefix=prefix)
 
 
+def against_case(
+    case: str, runs: int, tree: Path, *, rounds: int, prefix: list[str]
+) -> dict[str, object]:
+    """``check`` of this tree and of ``tree`` (``git archive REV | tar -x -C tree``) and
+    the bare loop, in rounds whose order turns (now, before, loop; before, loop, now; ...):
+    the change measured under one load. Warm: each tree keeps its own run-index cache
+    (the formats differ), moved into place before its run."""
+    root = project(tasks=1000, runs=runs) if case != "start-up" else project(tasks=1, runs=1)
+    cache = root / ".silo" / "runs" / CACHE_FILE
+    env = bench_env()
+    envs = {"now": env, "before": dict(env, PYTHONPATH=str(tree)), "loop": env}
+    kept = {"now": root / ".scale-cache-now", "before": root / ".scale-cache-before"}
+    reference = (
+        [sys.executable, "-c", BARE_LOOP, str(root)]
+        if case != "start-up"
+        else [sys.executable, "-c", "import orjson"]
+    )
+    argv = {"now": [*check_command(), "check"], "before": [*check_command(), "check"]}
+    argv["loop"] = reference
+
+    def run(side: str) -> float:
+        if case == "no-cache":
+            cache.unlink(missing_ok=True)
+        elif case == "warm" and side in kept:
+            if kept[side].exists():
+                os.replace(kept[side], cache)
+            else:
+                cache.unlink(missing_ok=True)
+        start = time.perf_counter()
+        done = subprocess.run([*prefix, *argv[side]], cwd=root, env=envs[side], capture_output=True)
+        elapsed = time.perf_counter() - start
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"{side} failed ({done.returncode}):\n{done.stderr[-2000:]!r}")
+        if case == "warm" and side in kept and cache.exists():
+            os.replace(cache, kept[side])
+        return elapsed
+
+    order = ["now", "before", "loop"]
+    for side in order * 2:  # bytecode, page cache, each tree's own cache
+        run(side)
+    times: dict[str, list[float]] = {side: [] for side in order}
+    for n in range(rounds):
+        for side in order[n % 3 :] + order[: n % 3]:
+            times[side].append(run(side))
+
+    def ratio(a: str, b: str) -> float:
+        return round(statistics.median(x / y for x, y in zip(times[a], times[b], strict=True)), 2)
+
+    return {
+        "now / before median": ratio("now", "before"),
+        "now / before min": round(
+            min(x / y for x, y in zip(times["now"], times["before"], strict=True)), 2
+        ),
+        "now / reference": ratio("now", "loop"),
+        "before / reference": ratio("before", "loop"),
+        "now s median": round(statistics.median(times["now"]), 3),
+        "before s median": round(statistics.median(times["before"]), 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -193,11 +254,24 @@ def main() -> None:
     parser.add_argument("--runs", default="5000,20000,100000", help="run counts, comma-separated")
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--cpus", help="run both sides under taskset -c CPUS (e.g. 0)")
+    parser.add_argument(
+        "--against", type=Path, help="another source tree: now / before, in rotating rounds"
+    )
     args = parser.parse_args()
     prefix = ["taskset", "-c", args.cpus] if args.cpus else []
     cpus = f"taskset -c {args.cpus}" if args.cpus else f"{len(os.sched_getaffinity(0))} CPUs"
     print(f"# {cpus}, {args.pairs} pairs A B A B, shared machine: read the ratios", flush=True)
     cases = ["no-cache", "warm", "start-up"] if args.case == "all" else [args.case]
+    if args.against is not None:
+        for case in cases:
+            counts = [1] if case == "start-up" else [int(r) for r in args.runs.split(",")]
+            for runs in counts:
+                figures = against_case(
+                    case, runs, args.against, rounds=max(args.pairs, 3), prefix=prefix
+                )
+                label = CASE_LABELS.get(case, "start-up (reference: import orjson)")
+                print(f"{label}, {runs} runs, this tree against {args.against}: {figures}")
+        return
     for case in cases:
         if case == "start-up":
             figures = startup_case(pairs=args.pairs, prefix=prefix)
