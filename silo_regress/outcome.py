@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BaselineOrigin",
     "Direction",
+    "Hook",
     "Outcome",
     "Report",
     "SourceKind",
@@ -137,6 +138,17 @@ def outcome_of(values: dict[str, object]) -> Outcome:
     return outcome
 
 
+# Set by the script install-hook writes, so the report can say how to skip that hook.
+HOOK_VARIABLE = "SILO_REGRESS_HOOK"
+
+
+class Hook(enum.StrEnum):
+    """The git hook a check ran in, which decides how to skip it once."""
+
+    FRAMEWORK = "pre-commit"  # the pre-commit framework: SKIP=<hook id>
+    GIT = "git-hook"  # git's own hook, as install-hook writes it: git commit --no-verify
+
+
 @dataclass(frozen=True)
 class Report:
     outcomes: tuple[Outcome, ...]
@@ -144,6 +156,7 @@ class Report:
     source: BaselineOrigin = WORKING_TREE
     shard: tuple[int, int] | None = None  # (K, N) of check --shard K/N
     repeat: int | None = None  # N of check --run --repeat N (2 or more)
+    hook: Hook | None = None  # the hook this check ran in, when it knows
 
     @property
     def ok(self) -> bool:

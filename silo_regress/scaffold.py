@@ -18,6 +18,7 @@ from pathlib import Path
 from silo_regress.baselines import write_atomic
 from silo_regress.config import Config
 from silo_regress.errors import ConfigError, InputError
+from silo_regress.outcome import HOOK_VARIABLE, Hook
 
 CONFIG_SECTION = '[tool.silo-regress]\nruns-dir = ".silo/runs"\nbaselines-dir = "baselines"\n'
 GITATTRIBUTES_LINE = "* -text diff"
@@ -261,6 +262,8 @@ def hook_script(*, executable: Path | None, project: str) -> str:
         "#!/bin/sh",
         HOOK_MARKER,
         "# Blocks a commit when the newest local Silo runs differ from the staged baselines.",
+        f"{HOOK_VARIABLE}={Hook.GIT.value}",
+        f"export {HOOK_VARIABLE}  # the report then says how to skip this hook once",
         "if command -v silo-regress >/dev/null 2>&1; then",
         f"  exec silo-regress {tail}",
         "fi",

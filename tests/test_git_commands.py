@@ -65,7 +65,10 @@ def test_unknown_ref_and_a_repository_without_commits(tmp_path: Path) -> None:
 # --- check --staged and --against ---------------------------------------------------
 
 
-def test_check_staged_reads_the_index_not_the_working_tree(tmp_path: Path) -> None:
+def test_check_staged_reads_the_index_not_the_working_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PRE_COMMIT", raising=False)  # run by hand: either hook's advice
     project = recorded(tmp_path / "repo")
     rerun(project, reward=0.5, passed=False)
     blocked = project.cli("check", "--staged")
@@ -511,3 +514,15 @@ def test_readme_log_example(tmp_path: Path) -> None:
     output = project.cli("log", "TASK-002").stdout
     hashes = re.compile(r"^[0-9a-f]{7}(?=  )", re.MULTILINE)
     assert hashes.sub("HASH", output) == hashes.sub("HASH", readme_snippet("log-example"))
+
+
+def test_the_hook_a_staged_check_runs_in_is_read_from_the_environment() -> None:
+    from silo_regress.cli.checking import running_hook
+    from silo_regress.outcome import HOOK_VARIABLE, Hook
+
+    assert running_hook({"PRE_COMMIT": "1"}) is Hook.FRAMEWORK
+    assert running_hook({HOOK_VARIABLE: "git-hook"}) is Hook.GIT
+    # pre-commit runs the hook even when git's own hook script is ours too.
+    assert running_hook({"PRE_COMMIT": "1", HOOK_VARIABLE: "git-hook"}) is Hook.FRAMEWORK
+    assert running_hook({HOOK_VARIABLE: "something else"}) is None
+    assert running_hook({}) is None

@@ -200,7 +200,8 @@ def test_plain_hook_judges_what_the_commit_will_really_contain(tmp_path: Path) -
         "silo-regress record TASK-001 && git add baselines\n"
     ) in output
     # This hook is git's own, which SKIP= does not reach: the advice names the way that does.
-    assert "(a hook from install-hook: git commit --no-verify)" in output
+    assert "or skip the hook once: git commit --no-verify\n" in output
+    assert "SKIP=" not in output
 
     # Recorded and staged, but `git commit PATH` commits only PATH: from a temporary
     # index (GIT_INDEX_FILE) that still holds the old baseline, so it must be blocked.

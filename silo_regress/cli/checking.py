@@ -4,6 +4,8 @@ same command, not a copy of it."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +21,7 @@ from silo_regress.cli.common import (
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.errors import InputError, UsageError
+from silo_regress.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
     from silo_regress.baselines import BaselineSource
@@ -147,6 +150,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         report = replace(fold_repeats(reports), repeat=options.repeat)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
+    if options.staged:
+        report = replace(report, hook=running_hook(os.environ))
     emit_report(
         report,
         options.report_format,
@@ -197,3 +202,14 @@ def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[T
             "not compared (--allow-no-runs)\n"
         )
     return kept
+
+
+def running_hook(environ: Mapping[str, str]) -> Hook | None:
+    """The hook a ``check --staged`` runs in: the pre-commit framework sets PRE_COMMIT=1
+    for its hooks, and install-hook's script sets SILO_REGRESS_HOOK; None for neither
+    (a hook written by an older version, or a check run by hand)."""
+    if environ.get("PRE_COMMIT") == "1":
+        return Hook.FRAMEWORK
+    if environ.get(HOOK_VARIABLE) == Hook.GIT.value:
+        return Hook.GIT
+    return None

@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from silo_regress.outcome import Report, SourceKind, Verdict
+from silo_regress.outcome import Hook, Report, SourceKind, Verdict
 
 HOOK_ID = "silo-regress-check"  # the pre-commit hook's id, for SKIP=
 # A ref a shell passes through as written (HEAD~1, origin/main, v1.2^): no quotes needed.
@@ -54,10 +54,7 @@ def advise(report: Report) -> tuple[Step, ...]:
                 "If the new behaviour is intended, record it and stage the baselines",
                 (record, "git add " + " ".join(shlex.quote(d) for d in dirs)),
             ),
-            Step(
-                "or skip this hook once (a hook from install-hook: git commit --no-verify)",
-                (f"SKIP={HOOK_ID} git commit",),
-            ),
+            _skip_once(report.hook),
         )
     if source.kind is SourceKind.COMMIT:
         ref = source.label
@@ -84,6 +81,19 @@ def advise(report: Report) -> tuple[Step, ...]:
     return (
         Step("If the new behaviour is intended, accept it with", (record,)),
         Step("or one result at a time, on a terminal", ("silo-regress review",)),
+    )
+
+
+def _skip_once(hook: Hook | None) -> Step:
+    """How to skip the hook once: SKIP= reaches only the framework's hooks, and
+    --no-verify skips every hook (so it is offered only for git's own)."""
+    if hook is Hook.FRAMEWORK:
+        return Step("or skip this hook once", (f"SKIP={HOOK_ID} git commit",))
+    if hook is Hook.GIT:
+        return Step("or skip the hook once", ("git commit --no-verify",))
+    return Step(
+        "or skip this hook once (a hook from install-hook: git commit --no-verify)",
+        (f"SKIP={HOOK_ID} git commit",),
     )
 
 
