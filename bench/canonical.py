@@ -15,7 +15,7 @@ same result.json files in canonical form, as a baseline is read (one print).
     python bench/canonical.py --against /tmp/old   # also another tree's canonical.py
     python bench/canonical.py --clock cpu          # CPU time, not wall time
 
-``--against`` loads ``silo_regress/canonical.py`` of another source tree (``git archive
+``--against`` loads ``silo_regress/canon/canonical.py`` of another source tree (``git archive
 REV | tar -x -C /tmp/old``) beside this one and times it in the same rounds, each pair
 then A B A' B in turn (A' first in odd pairs): the change measured under the same load.
 """
@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 
 from generate import result_value, silo_json, state_diff_value  # noqa: E402
 
-from silo_regress.canonical import canonicalize  # noqa: E402
+from silo_regress.canon.canonical import canonicalize  # noqa: E402
 
 SORTED = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 

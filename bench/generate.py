@@ -18,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from silo_regress.canonical import canonicalize
+from silo_regress.canon.canonical import canonicalize
 
 ENVIRONMENT = "crm-bench"
 CACHE = Path(os.environ.get("SILO_BENCH_CACHE", "/tmp/silo-regress-bench"))

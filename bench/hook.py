@@ -132,7 +132,7 @@ def main() -> None:
                 command, cwd=root, repeat=args.repeat
             ))  # fmt: skip
 
-        from silo_regress import gitio
+        from silo_regress.vcs import gitio
 
         repo = gitio.find_repository(root)
         report("in-process: gitio.read_index, packed (ls-files + cat-file)", in_process(

@@ -30,9 +30,9 @@ INPUT_FILES = 200
 
 def with_inputs(plain: Path, into: Path) -> Path:
     """A copy of ``plain`` whose config has inputs, and whose runs have provenance."""
-    from silo_regress.config import load_config
-    from silo_regress.provenance import start_batch, write_provenance
-    from silo_regress.runs import Run, read_run
+    from silo_regress.project.config import load_config
+    from silo_regress.runs.index import Run, read_run
+    from silo_regress.runs.provenance import start_batch, write_provenance
 
     root = into / "with-inputs"
     shutil.copytree(plain, root, symlinks=True)

@@ -45,7 +45,7 @@ from generate import (  # noqa: E402
 from hook import GIT_ENV  # noqa: E402
 from scale import Side, bench_env, check_command, paired  # noqa: E402
 
-from silo_regress.canonical import canonicalize  # noqa: E402
+from silo_regress.canon.canonical import canonicalize  # noqa: E402
 
 TASKS = 1000
 CHANGED = 50

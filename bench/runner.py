@@ -44,8 +44,8 @@ else:
     sys.path.insert(0, str(ROOT))
 
 from silo_regress import runner  # noqa: E402
-from silo_regress.config import load_config  # noqa: E402
-from silo_regress.taskref import TaskRef  # noqa: E402
+from silo_regress.project.config import load_config  # noqa: E402
+from silo_regress.project.taskref import TaskRef  # noqa: E402
 
 
 def make_project(root: Path, *, existing: int) -> Path:

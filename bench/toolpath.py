@@ -206,7 +206,7 @@ def main() -> None:
             )
         if args.case in ("all", "derive"):
             derive = (
-                "import sys; from silo_regress.toolpath import read_tool_path; "
+                "import sys; from silo_regress.runs.toolpath import read_tool_path; "
                 "sys.stdout.buffer.write(read_tool_path(sys.argv[1]))"
             )
             pairs(

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 from generate import CACHE, project, result_value, silo_json, task_id  # noqa: E402
 from scale import CACHE_FILE, Side, bench_env, check_command, paired  # noqa: E402
 
-from silo_regress.canonical import canonicalize  # noqa: E402
+from silo_regress.canon.canonical import canonicalize  # noqa: E402
 
 TASKS, RUNS, VARIED = 1000, 5000, 200
 MARK = ".variants-complete"  # the copied project carries generate.py's own marker

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from unittest import mock
 
-from silo_regress import canonical
-from silo_regress.canonical import Document
+from silo_regress.canon import canonical
+from silo_regress.canon.canonical import Document
 
 
 def fast_path(data: bytes) -> Document | None:

@@ -29,7 +29,8 @@ WORK_DIR = ".silo-regress-tmp"
 # there stays pending, exactly as one from outside would).
 DRIVER = r"""
 import os, signal, sys
-from silo_regress import fsio, transaction
+from silo_regress.system import fsio
+from silo_regress.store import transaction
 sig = int(os.environ["FAULT_SIGNAL"])
 phase = os.environ["FAULT_PHASE"]
 at = int(os.environ["FAULT_AT"])

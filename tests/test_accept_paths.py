@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from silofixture import SiloProject, make_result, make_state_diff
 
-from silo_regress.acceptance import ABSENT, lookup, parse_path_choice, splice
 from silo_regress.errors import InputError, UsageError
+from silo_regress.recording.acceptance import ABSENT, lookup, parse_path_choice, splice
 
 CHECKS = [
     {"label": "Lead qualified", "passed": True, "detail": "", "required": True},

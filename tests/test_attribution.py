@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from silo_regress.runner.attribution import Ended, Ledger, claim_order, hand_out
-from silo_regress.runs import Run
+from silo_regress.runs.index import Run
 
 T0 = datetime(2026, 3, 16, 10, 0, tzinfo=UTC)
 

@@ -11,7 +11,9 @@ import pytest
 from silofixture import SiloProject, make_result, unreadable
 from treestate import snapshot, temporaries
 
-from silo_regress.baselines import (
+from silo_regress.errors import InputError, TaskRefError
+from silo_regress.project.taskref import TaskRef, unsafe_reason
+from silo_regress.store.baselines import (
     FORMAT_FILE,
     Baseline,
     BaselineStore,
@@ -21,9 +23,7 @@ from silo_regress.baselines import (
     write_all_atomic,
     write_atomic,
 )
-from silo_regress.errors import InputError, TaskRefError
-from silo_regress.gitsource import MappingSource
-from silo_regress.taskref import TaskRef, unsafe_reason
+from silo_regress.store.gitsource import MappingSource
 
 ARTIFACTS = ("result.json", "state-diff.json")
 

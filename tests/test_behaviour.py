@@ -51,7 +51,7 @@ from silo_regress.behaviour.notes import (
     ValuesChanged,
     Worded,
 )
-from silo_regress.jsondiff import MISSING
+from silo_regress.canon.jsondiff import MISSING
 from silo_regress.render.wording import phrase, word, word_sides
 
 HEAD = "Qualified LEAD-014 (Müller Logistik) and logged the call; next step is a "
@@ -302,7 +302,7 @@ def test_only_a_changed_artifact_loads_the_profiles(worded_project: SiloProject)
     assert "silo_regress.behaviour.notes" in _modules_loaded(worded_project, "check")
     assert worded_project.cli("record", "--all").exit_code == 0
     loaded = _modules_loaded(worded_project, "check")
-    assert "silo_regress.judge" in loaded  # the probe sees the check at all
+    assert "silo_regress.judging.judge" in loaded  # the probe sees the check at all
     assert not {m for m in loaded if m.startswith("silo_regress.behaviour")}
 
 

@@ -1,4 +1,4 @@
-"""Tests for canonical form v1 (silo_regress.canonical).
+"""Tests for canonical form v1 (silo_regress.canon.canonical).
 
 The oracle for the canonical bytes is Node itself: the canonical form is defined as
 ``JSON.stringify`` with keys sorted by UTF-16 code units, 2-space indent and one
@@ -25,8 +25,8 @@ from fastpath import fast_path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from silo_regress import canonical
-from silo_regress.canonical import (
+from silo_regress.canon import canonical
+from silo_regress.canon.canonical import (
     FORMAT_VERSION,
     IGNORED,
     Document,
@@ -37,9 +37,9 @@ from silo_regress.canonical import (
     quote,
     serialize,
 )
+from silo_regress.canon.pointer import PathPattern
+from silo_regress.canon.volatile import might_be_volatile
 from silo_regress.errors import InputError
-from silo_regress.pointer import PathPattern
-from silo_regress.volatile import might_be_volatile
 
 SOURCE = "runs/run_x/result.json"
 NODE = shutil.which("node")

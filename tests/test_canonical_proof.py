@@ -20,8 +20,8 @@ from fastpath import fast_path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from silo_regress import canonical
-from silo_regress.canonical import canonicalize, format_number, parse, serialize
+from silo_regress.canon import canonical
+from silo_regress.canon.canonical import canonicalize, format_number, parse, serialize
 from silo_regress.errors import InputError
 
 SOURCE = "runs/run_x/state-diff.json"

@@ -253,8 +253,8 @@ def test_every_format_shows_or_survives_the_repeats(tmp_path: Path, control: Pat
 
 
 def test_shard_agent_and_timeout_with_repeats(tmp_path: Path, control: Path) -> None:
-    from silo_regress.sharding import parse_shard, shard_of
-    from silo_regress.taskref import TaskRef
+    from silo_regress.judging.sharding import parse_shard, shard_of
+    from silo_regress.project.taskref import TaskRef
 
     project = silo_project(tmp_path)
     (project.root / "agents").mkdir()
@@ -357,8 +357,8 @@ def test_a_repeat_report_with_bad_rollout_numbers_is_refused(tmp_path: Path) -> 
 
 
 def test_a_shard_with_no_task_merges_with_the_repeated_ones(tmp_path: Path, control: Path) -> None:
-    from silo_regress.sharding import shard_of
-    from silo_regress.taskref import TaskRef
+    from silo_regress.judging.sharding import shard_of
+    from silo_regress.project.taskref import TaskRef
 
     project = silo_project(tmp_path)
     assert project.cli("run", "TASK-001").exit_code == 0
@@ -381,10 +381,10 @@ def test_a_shard_with_no_task_merges_with_the_repeated_ones(tmp_path: Path, cont
 
 
 def test_tallies_name_the_variants_that_tell_behaviours_apart() -> None:
-    from silo_regress.outcome import Outcome, Report, Verdict
+    from silo_regress.judging.outcome import Outcome, Report, Verdict
+    from silo_regress.judging.repeats import fold_repeats, tally_repeats
+    from silo_regress.project.taskref import TaskRef
     from silo_regress.render.tallies import tally_line
-    from silo_regress.repeats import fold_repeats, tally_repeats
-    from silo_regress.taskref import TaskRef
 
     def rollout(variant: int, *, state: Verdict = Verdict.MATCH) -> Report:
         task = TaskRef("TASK-002")

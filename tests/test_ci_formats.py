@@ -14,8 +14,8 @@ from markdown_it import MarkdownIt
 from reportfixture import failing_project
 from silofixture import SiloProject
 
-from silo_regress.canonical import canonicalize
-from silo_regress.pointer import format_pointer, walk
+from silo_regress.canon.canonical import canonicalize
+from silo_regress.canon.pointer import format_pointer, walk
 from silo_regress.render.excerpt import pointer_line
 
 

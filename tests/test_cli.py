@@ -135,7 +135,7 @@ def test_bad_utf8_in_the_newest_run_is_refused_by_record(project: SiloProject) -
 def test_exit_4_internal_error_shows_a_traceback(
     project: SiloProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import silo_regress.judge
+    import silo_regress.judging.judge
 
     project.add_run("TASK-002")
     assert project.cli("record", "TASK-002").exit_code == 0
@@ -143,7 +143,7 @@ def test_exit_4_internal_error_shows_a_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug in judge")
 
-    monkeypatch.setattr(silo_regress.judge, "check", broken)
+    monkeypatch.setattr(silo_regress.judging.judge, "check", broken)
     result = project.cli("check")
     assert result.exit_code == 4
     assert "Traceback (most recent call last):" in result.stderr

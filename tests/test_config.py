@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from silofixture import make_project
 
+from silo_regress.canon.pointer import PathPattern
 from silo_regress.cli import app
-from silo_regress.config import DEFAULT_ARTIFACTS, load_config
 from silo_regress.errors import ConfigError
-from silo_regress.pointer import PathPattern
+from silo_regress.project.config import DEFAULT_ARTIFACTS, load_config
 
 
 def test_defaults_without_pyproject(tmp_path: Path) -> None:

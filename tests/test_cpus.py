@@ -13,7 +13,10 @@ import pytest
 from silofixture import SiloProject, make_result
 
 from silo_regress.cli.common import ColorWhen, Globals, baseline_source, project_config
-from silo_regress.cpus import (
+from silo_regress.judging.judge import check
+from silo_regress.judging.outcome import Verdict
+from silo_regress.runs.cache import SPLIT_RUNS, index_runs_cached, workers_for
+from silo_regress.system.cpus import (
     Forked,
     available_cpus,
     cgroup_cpu_limit,
@@ -21,9 +24,6 @@ from silo_regress.cpus import (
     parse_cpu_max,
     split_workers,
 )
-from silo_regress.judge import check
-from silo_regress.outcome import Verdict
-from silo_regress.runcache import SPLIT_RUNS, index_runs_cached, workers_for
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_a_quota_under_one_cpu_still_leaves_one(tmp_path: Path) -> None:
 
 
 def _workers_in_subprocess(prefix: list[str]) -> str:
-    code = f"from silo_regress.runcache import workers_for; print(workers_for({SPLIT_RUNS * 10}))"
+    code = f"from silo_regress.runs.cache import workers_for; print(workers_for({SPLIT_RUNS * 10}))"
     done = subprocess.run(
         [*prefix, sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from silofixture import SiloProject, make_result, make_state_diff
 
-from silo_regress.direction import (
+from silo_regress.judging.direction import (
     Direction,
     Scores,
     classify,

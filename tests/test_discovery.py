@@ -10,16 +10,16 @@ from gitrepo import SILO, run
 from silofixture import SiloProject, git_init, make_project, make_result
 from typer.testing import CliRunner
 
+from silo_regress.canon.pointer import PathPattern
 from silo_regress.cli import app
-from silo_regress.config import (
+from silo_regress.errors import ConfigError
+from silo_regress.project.config import (
     DEFAULT_TRACE_EVENTS,
     NoProjectError,
     find_project,
     load_config,
 )
-from silo_regress.errors import ConfigError
-from silo_regress.pointer import PathPattern
-from silo_regress.taskref import TaskRef
+from silo_regress.project.taskref import TaskRef
 
 
 def _invoke(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> object:

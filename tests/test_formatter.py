@@ -11,9 +11,9 @@ import pytest
 from silofixture import SiloProject, make_result
 from treestate import snapshot
 
-from silo_regress.canonical import serialize
-from silo_regress.config import load_config
-from silo_regress.formatter import format_baselines
+from silo_regress.canon.canonical import serialize
+from silo_regress.project.config import load_config
+from silo_regress.recording.formatter import format_baselines
 
 VALUE = make_result(agent_output={"greeting": "Grüße aus Köln", "emoji": "🚀", "n": 0.5})
 CANONICAL = serialize(VALUE)

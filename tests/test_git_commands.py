@@ -518,7 +518,7 @@ def test_readme_log_example(tmp_path: Path) -> None:
 
 def test_the_hook_a_staged_check_runs_in_is_read_from_the_environment() -> None:
     from silo_regress.cli.checking import running_hook
-    from silo_regress.outcome import HOOK_VARIABLE, Hook
+    from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
     assert running_hook({"PRE_COMMIT": "1"}) is Hook.FRAMEWORK
     assert running_hook({HOOK_VARIABLE: "git-hook"}) is Hook.GIT

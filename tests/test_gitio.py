@@ -11,8 +11,8 @@ import pytest
 from gitrepo import commit_all, head, recorded, repo_project, run
 from silofixture import git
 
-from silo_regress import gitio
 from silo_regress.errors import GitError
+from silo_regress.vcs import gitio
 
 
 def test_find_repository_from_a_subdirectory(tmp_path: Path) -> None:

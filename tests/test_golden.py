@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from silofixture import SiloProject, make_project, make_result, make_state_diff
 
-from silo_regress.baselines import BaselineStore
-from silo_regress.canonical import serialize
-from silo_regress.config import load_config
-from silo_regress.overview import build_status
+from silo_regress.canon.canonical import serialize
+from silo_regress.project.config import load_config
 from silo_regress.render.text import render_status
-from silo_regress.runs import index_runs
+from silo_regress.reports.overview import build_status
+from silo_regress.runs.index import index_runs
+from silo_regress.store.baselines import BaselineStore
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"

@@ -20,20 +20,20 @@ from silofixture import SiloProject, make_result
 from treestate import snapshot
 
 from silo_regress.errors import InputError
-from silo_regress.fsio import (
+from silo_regress.store.transaction import (
+    WORK_DIR,
+    LockHeldError,
+    commit,
+    containment_problem,
+    writer_lock,
+)
+from silo_regress.system.fsio import (
     FileError,
     FileKind,
     read_optional,
     read_regular,
     write_atomic,
     write_output,
-)
-from silo_regress.transaction import (
-    WORK_DIR,
-    LockHeldError,
-    commit,
-    containment_problem,
-    writer_lock,
 )
 
 TIMEOUT = 20  # seconds: a hang fails the test instead of the suite
@@ -289,7 +289,7 @@ def test_a_held_lock_names_its_holder(project: SiloProject) -> None:
             sys.executable,
             "-c",
             "import sys, time; from pathlib import Path; "
-            "from silo_regress.transaction import writer_lock\n"
+            "from silo_regress.store.transaction import writer_lock\n"
             "with writer_lock(Path(sys.argv[1]), command='fmt'):\n"
             "    print('held', flush=True); time.sleep(30)\n",
             str(project.baselines),
@@ -366,7 +366,7 @@ def test_a_killed_batch_is_rolled_back_by_the_next_writer(tmp_path: Path) -> Non
     (root / "b.json").write_bytes(b"old b\n")
     script = (
         "import os, sys\nfrom pathlib import Path\n"
-        "from silo_regress.transaction import commit\n"
+        "from silo_regress.store.transaction import commit\n"
         "real = os.replace\n"
         "def replace(src, dst):\n"
         "    if str(dst).endswith('b.json'): os.kill(os.getpid(), 9)\n"  # a.json renamed

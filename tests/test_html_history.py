@@ -171,7 +171,7 @@ def test_the_chart_reads_baselines_of_qualified_refs(tmp_path: Path) -> None:
 
 def test_a_malformed_tree_object_is_a_git_error_not_a_wrong_chart() -> None:
     from silo_regress.errors import GitError
-    from silo_regress.gitio import _tree_entries
+    from silo_regress.vcs.gitio import _tree_entries
 
     sha = bytes(range(20))
     good = b"100644 a.json\0" + sha + b"40000 env\0" + sha + b"120000 link\0" + sha
@@ -200,9 +200,9 @@ def test_merged_shards_draw_the_same_chart_as_one_check(tmp_path: Path) -> None:
 def test_rewards_above_one_set_the_scale_and_unknown_values_leave_gaps() -> None:
     from datetime import date
 
-    from silo_regress.gitio import CommitInfo
-    from silo_regress.history import ScoreHistory, ScorePoint
     from silo_regress.render.chart import HEIGHT, PAD, chart_html
+    from silo_regress.reports.history import ScoreHistory, ScorePoint
+    from silo_regress.vcs.gitio import CommitInfo
 
     def point(n: int, *, passed: int, judged: int, reward: float | None) -> ScorePoint:
         commit = CommitInfo(f"{n:040x}", f"{n:07x}", date(2026, 3, n), "A", f"c{n}", None, False)

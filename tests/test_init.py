@@ -13,7 +13,7 @@ from gitrepo import system_path as venv_path
 from silofixture import SiloProject, git, git_init
 from treestate import snapshot
 
-from silo_regress import scaffold
+from silo_regress.recording import scaffold
 
 # --- init ---------------------------------------------------------------------------
 

@@ -15,8 +15,8 @@ from treestate import snapshot
 from silo_regress import behaviour
 from silo_regress.behaviour.result import text_change
 from silo_regress.behaviour.state import gained_lost
-from silo_regress.jsondiff import MISSING, Change, JsonValue, diff_values
-from silo_regress.outcome import Verdict
+from silo_regress.canon.jsondiff import MISSING, Change, JsonValue, diff_values
+from silo_regress.judging.outcome import Verdict
 from silo_regress.render.wording import word, words
 
 
@@ -195,7 +195,7 @@ def test_volatile_baseline(project: SiloProject, edit: Any, pointer: str) -> Non
     path = project.baselines / "TASK-002.result.json"
     value = json.loads(path.read_bytes())
     edit(value)
-    from silo_regress.canonical import serialize
+    from silo_regress.canon.canonical import serialize
 
     path.write_bytes(serialize(value))  # canonical, so only the content is wrong
     code, results = _statuses(project)

@@ -1,7 +1,7 @@
 """The layers of DESIGN.md hold, inside every package too, and no imports form a cycle.
 
-Each module may import only from lower ranks. Inside a package (behaviour/,
-render/, runner/, cli/) the same rule holds among its own modules, by the package's own
+Each package may import only from lower ranks. Inside a package the same rule
+holds among its own modules, by the package's own
 ranks below. A new module must be given a place here. Imports inside functions
 (lazy) and under TYPE_CHECKING count: a lazy import upwards is still an upward
 dependency, and an import cycle, at any time, fails :func:`test_no_import_cycles`.
@@ -18,58 +18,55 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "silo_regress"
 
-# DESIGN.md's layers, lowest first. Where the design puts modules side by side and
-# one builds on the other, the rank splits the tie in the direction the code depends.
+# DESIGN.md's layers as packages, lowest first. A package may import only from lower
+# ranks; packages that share a rank are siblings and import nothing of each other.
 LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
-    ("silo_regress.pointer", "silo_regress.taskref", "silo_regress.fsio", "silo_regress.cpus"),
-    ("silo_regress.prefilter",),  # the cheap test that rules volatile content out
-    ("silo_regress.derived",),  # which artifacts are derived (the tool path), by name
-    ("silo_regress.configvalues",),  # one config value checked and typed
-    ("silo_regress.worktreeblobs",),  # working-tree files that are the git objects
-    (
-        "silo_regress.canonical",
-        "silo_regress.volatile",
-        "silo_regress.config",
-        "silo_regress.gitio",
-        "silo_regress.transaction",
-    ),
-    # the derived tool-events.json (runs reads artifacts through it); the inputs' fingerprint
-    ("silo_regress.toolpath", "silo_regress.fingerprint"),
-    ("silo_regress.baselinenames",),  # how baseline files are named: pure string work
-    ("silo_regress.runs", "silo_regress.baselines", "silo_regress.provenance"),
-    # runcache is an accelerator over runs: builds on it, runs must not import it
-    ("silo_regress.runcache", "silo_regress.runclock", "silo_regress.freshness"),
-    ("silo_regress.gitsource",),  # baselines from the git index or a commit
-    ("silo_regress.jsondiff", "silo_regress.targets"),
-    ("silo_regress.behaviour",),
-    ("silo_regress.direction",),  # scores of result.json and the Direction they give
-    ("silo_regress.outcome",),
-    ("silo_regress.comparison",),  # one baseline against one artifact: judge's hot path
-    ("silo_regress.plainmatch",),  # a target whose every artifact plainly matches
-    ("silo_regress.refusals",),  # the verdict of a file named like a baseline, of no task
-    (
-        "silo_regress.acceptance",
-        "silo_regress.judge",
-        "silo_regress.repeats",
-        "silo_regress.recorder",
-        "silo_regress.formatter",
-        "silo_regress.scaffold",
-    ),
-    ("silo_regress.overview", "silo_regress.merger", "silo_regress.reviewing"),
-    ("silo_regress.reconstruction",),  # a merged report's diffs, rebuilt from git or files
-    ("silo_regress.history",),
-    ("silo_regress.render", "silo_regress.runner", "silo_regress.sharding"),
+    ("silo_regress.system",),  # files read and written safely; processors and forks
+    ("silo_regress.canon",),  # canonical JSON, pointers, diffs, the volatile scan
+    ("silo_regress.vcs",),  # git, read-only
+    ("silo_regress.project",),  # task refs, config, the inputs' fingerprint
+    ("silo_regress.store", "silo_regress.runs"),  # baselines on disk or in git / Silo's runs
+    ("silo_regress.behaviour",),  # diffs in agent terms, and their direction
+    ("silo_regress.judging",),  # verdicts and the typed result model
+    ("silo_regress.recording",),  # record, accept, fmt, review queue, init
+    ("silo_regress.reports",),  # status rows, merged shard reports, git history
+    ("silo_regress.render", "silo_regress.runner"),  # words and pictures / starting Silo
     ("silo_regress.cli",),
     ("silo_regress.__main__",),
 ]
-# The layers inside each package, lowest first; the package's __init__ is on top.
+# The ranks inside each package, lowest first; the package's __init__ is on top.
 PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
+    "silo_regress.system": [("fsio", "cpus")],
+    "silo_regress.canon": [("pointer", "prefilter"), ("canonical", "volatile"), ("jsondiff",)],
+    "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
+    "silo_regress.project": [("taskref",), ("configvalues",), ("config",), ("fingerprint",)],
+    "silo_regress.store": [("baselinenames", "transaction"), ("baselines",), ("gitsource",)],
+    "silo_regress.runs": [
+        ("derived",),
+        ("toolpath",),
+        ("index", "provenance"),
+        # the cache is an accelerator over the index: builds on it, never the reverse
+        ("cache", "clock", "freshness"),
+    ],
     "silo_regress.behaviour": [
         ("notes",),
         ("generic", "codec"),
         ("result", "state", "toolevents"),
     ],
+    "silo_regress.judging": [
+        ("targets", "sharding", "direction"),
+        ("outcome",),
+        ("comparison",),  # one baseline against one artifact: the hot path
+        ("plainmatch", "refusals", "repeats"),
+        ("judge",),
+    ],
+    "silo_regress.recording": [
+        ("acceptance", "scaffold"),
+        ("recorder",),
+        ("formatter", "reviewing"),
+    ],
+    "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart"),
         ("excerpt",),
@@ -98,7 +95,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
 ONLY_IN = {
     "typer": ("silo_regress.cli",),
     "click": ("silo_regress.cli",),
-    "git": ("silo_regress.gitio",),
+    "git": ("silo_regress.vcs.gitio",),
     "pygments": ("silo_regress.render",),
     "rich": ("silo_regress.cli",),
 }
@@ -333,15 +330,15 @@ def test_no_module_imports_another_ones_private_names() -> None:
 def test_the_layering_checker_sees_violations() -> None:
     """A lazy import inside a function is found and marked; so is a type-only one."""
     tree = ast.parse(
-        "import typer\nfrom . import runs\n"
+        "import typer\nfrom . import index\n"
         "def f():\n    import git\n"
         "if TYPE_CHECKING:\n    import pygments\n"
     )
-    collector = _Collector("silo_regress.judge", False, {"silo_regress.runs"})
+    collector = _Collector("silo_regress.runs.cache", False, {"silo_regress.runs.index"})
     collector.visit(tree)
     assert [(i.target, i.when) for i in collector.found] == [
         ("typer", When.IMPORT),
-        ("silo_regress.runs", When.IMPORT),
+        ("silo_regress.runs.index", When.IMPORT),
         ("git", When.CALL),
         ("pygments", When.TYPES),
     ]

@@ -8,10 +8,10 @@ import pickle
 
 import pytest
 
-from silo_regress.comparison import _Common
-from silo_regress.direction import Scores
-from silo_regress.outcome import OUTCOME_FIELDS, WORKING_TREE, Outcome, Verdict
-from silo_regress.taskref import TaskRef
+from silo_regress.judging.comparison import _Common
+from silo_regress.judging.direction import Scores
+from silo_regress.judging.outcome import OUTCOME_FIELDS, WORKING_TREE, Outcome, Verdict
+from silo_regress.project.taskref import TaskRef
 
 SCORES = (Scores(passed=True, reward=1.0), Scores(passed=True, reward=1.0))
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from silofixture import SiloProject, make_project, make_result
 
-from silo_regress.baselines import BaselineStore
-from silo_regress.config import load_config
-from silo_regress.outcome import Verdict
-from silo_regress.overview import Status, build_status
+from silo_regress.judging.outcome import Verdict
+from silo_regress.project.config import load_config
+from silo_regress.project.taskref import TaskRef
 from silo_regress.render.text import format_age, render_status
-from silo_regress.runs import index_runs
-from silo_regress.taskref import TaskRef
+from silo_regress.reports.overview import Status, build_status
+from silo_regress.runs.index import index_runs
+from silo_regress.store.baselines import BaselineStore
 
 NOW = datetime(2026, 3, 16, 12, 0, 0, tzinfo=UTC)
 

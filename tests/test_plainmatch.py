@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from silofixture import SiloProject, make_project, make_result, silo_json
 
-from silo_regress import judge
 from silo_regress.cli.common import ColorWhen, Globals, project_config, working_tree
-from silo_regress.outcome import Outcome, Report, Verdict
-from silo_regress.plainmatch import plain_matches
-from silo_regress.runs import index_runs
+from silo_regress.judging import judge
+from silo_regress.judging.outcome import Outcome, Report, Verdict
+from silo_regress.judging.plainmatch import plain_matches
+from silo_regress.runs.index import index_runs
 
 Mutation = Callable[[SiloProject, str, Path], None]
 
@@ -191,9 +191,9 @@ def test_the_lane_gives_the_judges_report(
             taken.append(str(found[0].task))
         return found
 
-    monkeypatch.setattr("silo_regress.judge.plain_matches", counted)
+    monkeypatch.setattr("silo_regress.judging.judge.plain_matches", counted)
     with_lane = _report(project)
-    monkeypatch.setattr("silo_regress.judge.plain_matches", lambda *a, **k: None)
+    monkeypatch.setattr("silo_regress.judging.judge.plain_matches", lambda *a, **k: None)
     without = _report(project)
 
     assert with_lane == without

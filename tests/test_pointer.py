@@ -1,4 +1,4 @@
-"""Tests for JSON Pointers and path patterns (silo_regress.pointer)."""
+"""Tests for JSON Pointers and path patterns (silo_regress.canon.pointer)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from silo_regress.pointer import PathPattern, format_pointer, split_pointer, walk
+from silo_regress.canon.pointer import PathPattern, format_pointer, split_pointer, walk
 
 
 @pytest.mark.parametrize(

@@ -221,7 +221,7 @@ def test_published_hook_blocks_a_commit_made_from_a_stale_run(
     """Change the agent, stage it, commit without re-running Silo: blocked with stale-run."""
     from gitrepo import repo_project
 
-    from silo_regress.provenance import Provenance, write_provenance
+    from silo_regress.runs.provenance import Provenance, write_provenance
 
     project = repo_project(tmp_path / "agent", config='agent = "silo.agent.ts"\n')
     (project.root / "silo.agent.ts").write_text("export default 1;\n")
@@ -250,8 +250,8 @@ def test_published_hook_blocks_a_commit_made_from_a_stale_run(
     # An experimental run with another agent, then an unrelated commit: the hook
     # names the run as stale (made by flaky.agent.ts), never as a behaviour change.
     flaky = project.add_run("TASK-001", started=_now(), result=make_result(passed=False))
-    from silo_regress.config import load_config
-    from silo_regress.provenance import start_batch
+    from silo_regress.project.config import load_config
+    from silo_regress.runs.provenance import start_batch
 
     record: Provenance = start_batch(load_config(project.root)).record_for(
         environment="crm-west",

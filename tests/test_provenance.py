@@ -11,16 +11,17 @@ from pathlib import Path
 import pytest
 from silofixture import git, git_init
 
-from silo_regress import fingerprint, provenance
-from silo_regress.config import load_config
-from silo_regress.fingerprint import (
+from silo_regress.project import fingerprint
+from silo_regress.project.config import load_config
+from silo_regress.project.fingerprint import (
     ProvenanceError,
     fingerprint_of,
     index_snapshot,
     working_tree_snapshot,
 )
-from silo_regress.freshness import judge_freshness
-from silo_regress.provenance import (
+from silo_regress.runs import provenance
+from silo_regress.runs.freshness import judge_freshness
+from silo_regress.runs.provenance import (
     PROVENANCE_FILE,
     inputs_for_agent,
     inspect_provenance,

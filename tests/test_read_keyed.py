@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from silo_regress.fsio import FileError, FileKind, read_keyed, stat_key
+from silo_regress.system.fsio import FileError, FileKind, read_keyed, stat_key
 
 
 def test_a_regular_file_and_its_stat_key(tmp_path: Path) -> None:

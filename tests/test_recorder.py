@@ -9,11 +9,11 @@ import pytest
 from silofixture import SiloProject, make_project, make_result, silo_json
 from treestate import snapshot
 
-from silo_regress.canonical import canonicalize
-from silo_regress.config import load_config
-from silo_regress.recorder import choose_runs
-from silo_regress.runs import index_runs
-from silo_regress.taskref import TaskRef
+from silo_regress.canon.canonical import canonicalize
+from silo_regress.project.config import load_config
+from silo_regress.project.taskref import TaskRef
+from silo_regress.recording.recorder import choose_runs
+from silo_regress.runs.index import index_runs
 
 
 def _states(stdout: str) -> dict[str, str]:

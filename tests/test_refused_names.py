@@ -23,11 +23,11 @@ import pytest
 from gitrepo import commit_all, recorded
 from silofixture import SiloProject, git
 
-from silo_regress.baselines import BaselineStore, Refused, parse_relpath, refusal
-from silo_regress.config import load_config
-from silo_regress.gitsource import MappingSource
-from silo_regress.runcache import index_runs
+from silo_regress.project.config import load_config
 from silo_regress.runner.plan import plan_tasks
+from silo_regress.runs.cache import index_runs
+from silo_regress.store.baselines import BaselineStore, Refused, parse_relpath, refusal
+from silo_regress.store.gitsource import MappingSource
 
 ARTIFACTS = ("result.json", "state-diff.json")
 TILDE = "crm~west/TASK-002.result.json"

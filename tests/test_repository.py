@@ -66,16 +66,16 @@ HEAVY = ("git", "pygments", "pydantic", "rich")
 # internal error's traceback, writes of a cache that is up to date, asking which
 # thread installs the SIGTERM handler).
 DEFERRED = (
-    "silo_regress.overview",
-    "silo_regress.recorder",
-    "silo_regress.freshness",
-    "silo_regress.provenance",
-    "silo_regress.fingerprint",
-    "silo_regress.jsondiff",
-    "silo_regress.volatile",  # the scan: only once the prefilter sees a hint
-    "silo_regress.runclock",
-    "silo_regress.gitsource",  # a working-tree check reads no baseline from git
-    "silo_regress.toolpath",  # derives tool-events.json: only a project that baselines it
+    "silo_regress.reports.overview",
+    "silo_regress.recording.recorder",
+    "silo_regress.runs.freshness",
+    "silo_regress.runs.provenance",
+    "silo_regress.project.fingerprint",
+    "silo_regress.canon.jsondiff",
+    "silo_regress.canon.volatile",  # the scan: only once the prefilter sees a hint
+    "silo_regress.runs.clock",
+    "silo_regress.store.gitsource",  # a working-tree check reads no baseline from git
+    "silo_regress.runs.toolpath",  # derives tool-events.json: only a project that baselines it
     "silo_regress.render.advice",  # nothing to accept
     "shlex",
     "traceback",
@@ -120,7 +120,7 @@ def test_check_on_a_matching_project_imports_nothing_heavy(
     assert {"silo_regress", "orjson"} <= imported  # the parser sees imports at all
     assert not imported & set(HEAVY), sorted(imported & set(HEAVY))
     modules = _modules(result.stderr)
-    assert "silo_regress.judge" in modules
+    assert "silo_regress.judging.judge" in modules
     assert not modules & set(DEFERRED), sorted(modules & set(DEFERRED))
 
 
@@ -138,10 +138,10 @@ def test_check_loads_what_it_defers_once_it_needs_it(matching_project: SiloProje
     assert "changed" in result.stdout
     modules = _modules(result.stderr)
     stale_and_diff = {
-        "silo_regress.freshness",
-        "silo_regress.provenance",
-        "silo_regress.fingerprint",
-        "silo_regress.jsondiff",
+        "silo_regress.runs.freshness",
+        "silo_regress.runs.provenance",
+        "silo_regress.project.fingerprint",
+        "silo_regress.canon.jsondiff",
         "hashlib",
     }
     assert stale_and_diff <= modules, sorted(stale_and_diff - modules)

@@ -17,8 +17,9 @@ import pytest
 from gitrepo import agent_project
 from silofixture import SiloProject, git, make_project, make_result, unreadable
 
-from silo_regress import __version__, fingerprint
-from silo_regress.provenance import PROVENANCE_FILE, Provenance, write_provenance
+from silo_regress import __version__
+from silo_regress.project import fingerprint
+from silo_regress.runs.provenance import PROVENANCE_FILE, Provenance, write_provenance
 
 HEX = set("0123456789abcdef")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from silofixture import SiloProject, make_project, silo_json
 
-from silo_regress.runcache import CACHE_FILE, MIN_RUNS, index_runs_cached, load_cache
-from silo_regress.runs import RunIndex, index_runs
+from silo_regress.runs.cache import CACHE_FILE, MIN_RUNS, index_runs_cached, load_cache
+from silo_regress.runs.index import RunIndex, index_runs
 
 
 def _fresh(runs_dir: Path) -> RunIndex:
@@ -201,7 +201,7 @@ def test_check_uses_the_cache_on_a_large_runs_directory(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from pathlib import Path
-from silo_regress.runcache import index_runs_cached
+from silo_regress.runs.cache import index_runs_cached
 runs_dir = Path(sys.argv[1])
 for n in range(15):
     if sys.argv[2] == "add":
@@ -287,7 +287,7 @@ def test_a_cache_of_another_format_or_machine_is_rebuilt(tmp_path: Path) -> None
 
 def test_an_inode_past_63_bits_is_kept_by_its_low_bits() -> None:
     """Some file systems use all 64 bits of an inode; the cache's columns are signed."""
-    from silo_regress.runcache import INODE_MASK, Cache, _rebuilt, encode_cache
+    from silo_regress.runs.cache import INODE_MASK, Cache, _rebuilt, encode_cache
 
     big = (1 << 64) - 5
     fresh = [
@@ -302,7 +302,7 @@ def test_an_inode_past_63_bits_is_kept_by_its_low_bits() -> None:
     assert list(cache.columns.stat) == [10, 11, 12, big & INODE_MASK, 20, 21, 22, 7]
     assert cache.newest == [1] and cache.tasks == [("crm-west", "TASK-001")]
     data = encode_cache(cache)
-    from silo_regress.runcache import MAGIC, _decode
+    from silo_regress.runs.cache import MAGIC, _decode
 
     assert data.startswith(MAGIC)
     again = _decode(data, data.index(b"\n") + 1)

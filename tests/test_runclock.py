@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from silo_regress.runclock import clock_of
-from silo_regress.runs import Run, parse_started
+from silo_regress.runs.clock import clock_of
+from silo_regress.runs.index import Run, parse_started
 
 STARTED = "2026-03-16T10:00:00.000Z"
 

@@ -248,8 +248,8 @@ def test_check_run_passes_when_silo_reproduces_the_baseline(tmp_path: Path, cont
 
 
 def test_check_run_with_a_shard_runs_only_that_shards_tasks(tmp_path: Path, control: Path) -> None:
-    from silo_regress.sharding import parse_shard, shard_of
-    from silo_regress.taskref import TaskRef
+    from silo_regress.judging.sharding import parse_shard, shard_of
+    from silo_regress.project.taskref import TaskRef
 
     project = silo_project(tmp_path)
     tasks = [f"TASK-{n:03d}" for n in range(1, 7)]
@@ -704,7 +704,7 @@ def test_readme_runner_config_example_is_valid(tmp_path: Path) -> None:
     root = tmp_path / "project"
     root.mkdir()
     (root / "pyproject.toml").write_text(block, encoding="utf-8")
-    from silo_regress.config import load_config
+    from silo_regress.project.config import load_config
 
     config = load_config(root)
     assert config.silo_command == ("npx", "--no", "silo")
@@ -715,12 +715,12 @@ def test_readme_runner_config_example_is_valid(tmp_path: Path) -> None:
 
 
 def test_variation_wording() -> None:
+    from silo_regress.canon.jsondiff import MISSING
     from silo_regress.cli.runner import render_stability
-    from silo_regress.config import Config
-    from silo_regress.jsondiff import MISSING
+    from silo_regress.project.config import Config
+    from silo_regress.project.taskref import TaskRef
     from silo_regress.runner import Task
     from silo_regress.runner.stability import Distinct, Stability, Variation
-    from silo_regress.taskref import TaskRef
 
     def said(*values: Distinct) -> str:
         task = Task(TaskRef("TASK-001"), "crm-west", "TASK-001")
@@ -741,10 +741,10 @@ def test_variation_wording() -> None:
 def test_long_values_are_clipped_and_their_word_diff_too() -> None:
     from silo_regress.behaviour.result import word_diff
     from silo_regress.cli.runner import render_stability
-    from silo_regress.config import Config
+    from silo_regress.project.config import Config
+    from silo_regress.project.taskref import TaskRef
     from silo_regress.runner import Task
     from silo_regress.runner.stability import Distinct, Stability, Variation
-    from silo_regress.taskref import TaskRef
 
     long_a = "word " * 100 + "end A"
     long_b = "word " * 100 + "end B"
@@ -759,7 +759,7 @@ def test_long_values_are_clipped_and_their_word_diff_too() -> None:
 
 
 def test_every_rollout_started_gets_its_provenance_record(tmp_path: Path, control: Path) -> None:
-    from silo_regress.provenance import read_provenance
+    from silo_regress.runs.provenance import read_provenance
 
     project = silo_project(tmp_path)
     (project.root / "agents").mkdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from silofixture import SiloProject, make_project, make_result, silo_json, unreadable
 
-from silo_regress.runs import Run, Unidentified, index_runs, newest_complete, read_run
+from silo_regress.runs.index import Run, Unidentified, index_runs, newest_complete, read_run
 
 SAME_SECOND = {
     # Silo names runs by start second and pid in base 36: "_zz" sorts after "_100"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from silofixture import SiloProject, make_project
 
-from silo_regress.runcache import CACHE_FILE, MIN_RUNS, index_runs_cached
+from silo_regress.runs.cache import CACHE_FILE, MIN_RUNS, index_runs_cached
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 needs_dev_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
@@ -157,7 +157,7 @@ def test_the_cached_scan_names_odd_run_files_as_a_fresh_read_does(tmp_path: Path
     import json
     import socket
 
-    from silo_regress.runs import index_runs
+    from silo_regress.runs.index import index_runs
 
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -12,9 +12,9 @@ import pytest
 from reportfixture import failing_project
 from silofixture import SiloProject, make_project
 
-from silo_regress.sharding import Shard, parse_shard, select_shard, shard_of
-from silo_regress.targets import Target
-from silo_regress.taskref import TaskRef
+from silo_regress.judging.sharding import Shard, parse_shard, select_shard, shard_of
+from silo_regress.judging.targets import Target
+from silo_regress.project.taskref import TaskRef
 
 
 def _targets(count: int) -> list[Target]:
@@ -45,8 +45,8 @@ def test_shard_does_not_depend_on_which_tasks_exist() -> None:
 
 def test_shard_is_stable_across_processes_and_hash_seeds() -> None:
     code = (
-        "from silo_regress.sharding import shard_of\n"
-        "from silo_regress.taskref import TaskRef\n"
+        "from silo_regress.judging.sharding import shard_of\n"
+        "from silo_regress.project.taskref import TaskRef\n"
         "print([shard_of(TaskRef(f'TASK-{n}', 'env'), 5) for n in range(50)])\n"
     )
     outputs = {

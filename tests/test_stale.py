@@ -12,7 +12,7 @@ import pytest
 from gitrepo import agent_project
 from silofixture import SiloProject, git, make_project, make_result
 
-from silo_regress.provenance import PROVENANCE_FILE
+from silo_regress.runs.provenance import PROVENANCE_FILE
 
 
 @pytest.fixture(autouse=True)

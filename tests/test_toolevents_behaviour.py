@@ -17,7 +17,7 @@ from silo_regress.behaviour.notes import (
     ValueChanged,
 )
 from silo_regress.behaviour.toolevents import align, calls_of
-from silo_regress.jsondiff import MISSING
+from silo_regress.canon.jsondiff import MISSING
 from silo_regress.render.wording import dotted, words
 
 ARTIFACT = "tool-events.json"

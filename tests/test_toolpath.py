@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from silo_regress.canonical import canonicalize
-from silo_regress.toolpath import (
+from silo_regress.canon.canonical import canonicalize
+from silo_regress.runs.toolpath import (
     EMPTY_PATH,
     Gap,
     Incomplete,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from silo_regress import behaviour
-from silo_regress.canonical import canonicalize
-from silo_regress.config import load_config
+from silo_regress.canon.canonical import canonicalize
+from silo_regress.project.config import load_config
+from silo_regress.project.taskref import TaskRef
 from silo_regress.render.wording import words
-from silo_regress.taskref import TaskRef
-from silo_regress.toolpath import ToolPath, derive_tool_path, read_tool_calls, read_tool_path
+from silo_regress.runs.toolpath import ToolPath, derive_tool_path, read_tool_calls, read_tool_path
 
 ROOT = Path(__file__).parents[1]
 DEMO = ROOT / "examples" / "crm-demo"

@@ -10,10 +10,10 @@ import pytest
 from gitrepo import commit_all, repo_project
 from silofixture import SiloProject, make_result
 
-from silo_regress.baselines import Baseline, baseline_relpath, parse_relpath
-from silo_regress.canonical import serialize
-from silo_regress.merger import load_report
-from silo_regress.taskref import TaskRef
+from silo_regress.canon.canonical import serialize
+from silo_regress.project.taskref import TaskRef
+from silo_regress.reports.merger import load_report
+from silo_regress.store.baselines import Baseline, baseline_relpath, parse_relpath
 
 ARTIFACTS = ("result.json", "state-diff.json")
 A = "I qualified the lead and logged a note."

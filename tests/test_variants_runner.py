@@ -9,11 +9,11 @@ import pytest
 from silofixture import SiloProject, make_result
 from test_runner import LONG_OUTPUTS, behave, control, silo_project
 
-from silo_regress.baselines import BaselineStore
-from silo_regress.config import load_config
-from silo_regress.recorder import TooManyVariantsError, prepare_variants
-from silo_regress.runs import index_runs
-from silo_regress.taskref import TaskRef
+from silo_regress.project.config import load_config
+from silo_regress.project.taskref import TaskRef
+from silo_regress.recording.recorder import TooManyVariantsError, prepare_variants
+from silo_regress.runs.index import index_runs
+from silo_regress.store.baselines import BaselineStore
 
 __all__ = ["control"]  # the fixture, used by name
 

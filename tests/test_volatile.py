@@ -1,4 +1,4 @@
-"""The volatile scan (silo_regress.volatile): run ids, wall-clock times, timing values.
+"""The volatile scan (silo_regress.canon.volatile): run ids, wall-clock times, timing values.
 
 Wall-clock time is judged against the run's own clock window (startedAt - 10 min to
 finishedAt + 10 min); anything else dated is simulated time and records. The
@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from silofixture import SiloProject, make_result, silo_json
 
-from silo_regress.canonical import canonicalize, serialize
-from silo_regress.pointer import PathPattern, format_pointer
-from silo_regress.volatile import Clock, Finding, might_be_volatile, scan_volatile
+from silo_regress.canon.canonical import canonicalize, serialize
+from silo_regress.canon.pointer import PathPattern, format_pointer
+from silo_regress.canon.volatile import Clock, Finding, might_be_volatile, scan_volatile
 
 SETTINGS = settings(
     max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]

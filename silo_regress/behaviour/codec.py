@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from silo_regress.behaviour.notes import Note, Segment, SegmentKind, Transition
-from silo_regress.jsondiff import MISSING
+from silo_regress.canon.jsondiff import MISSING
 
 _BY_KIND: dict[str, type[Any]] = {
     cls.KIND: cls

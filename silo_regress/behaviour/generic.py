@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from silo_regress.behaviour.notes import Note, Recorded, ValueChanged
-from silo_regress.jsondiff import diff_values
+from silo_regress.canon.jsondiff import diff_values
 
 LISTED = 20  # changed values named for an artifact no profile knows
 

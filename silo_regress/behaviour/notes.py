@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
-from silo_regress.jsondiff import MISSING, JsonValue, Missing
+from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing
 
 # --- result.json ----------------------------------------------------------------
 

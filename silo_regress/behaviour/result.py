@@ -24,7 +24,7 @@ from silo_regress.behaviour.notes import (
     Segment,
     SegmentKind,
 )
-from silo_regress.jsondiff import MISSING, JsonValue, Missing, diff_values, same_leaf
+from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing, diff_values, same_leaf
 
 ARTIFACT = "result.json"
 _DESCRIPTIVE = ("terminationReason", "error")

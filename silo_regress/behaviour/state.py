@@ -17,7 +17,7 @@ from silo_regress.behaviour.notes import (
     ScalarsReordered,
     Transition,
 )
-from silo_regress.jsondiff import MISSING
+from silo_regress.canon.jsondiff import MISSING
 
 ARTIFACT = "state-diff.json"
 # What a new state diff is read against: a rollout that changed nothing.

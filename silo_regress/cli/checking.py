@@ -21,13 +21,13 @@ from silo_regress.cli.common import (
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.errors import InputError, UsageError
-from silo_regress.outcome import HOOK_VARIABLE, Hook
+from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
-    from silo_regress.baselines import BaselineSource
-    from silo_regress.config import Config
-    from silo_regress.runs import Run, RunIndex
-    from silo_regress.targets import Target
+    from silo_regress.judging.targets import Target
+    from silo_regress.project.config import Config
+    from silo_regress.runs.index import Run, RunIndex
+    from silo_regress.store.baselines import BaselineSource
 
 
 @dataclass(frozen=True)
@@ -53,10 +53,10 @@ class CheckOptions:
 
 def run_check(g: Globals, options: CheckOptions) -> int:
     """Compare the newest run of each baselined task with its baselines; the exit code."""
-    from silo_regress.config import NoProjectError
-    from silo_regress.judge import check as judge_check
-    from silo_regress.runcache import index_runs
-    from silo_regress.targets import select_targets
+    from silo_regress.judging.judge import check as judge_check
+    from silo_regress.judging.targets import select_targets
+    from silo_regress.project.config import NoProjectError
+    from silo_regress.runs.cache import index_runs
 
     refs = list(options.refs)
     if options.repeat is not None and not options.run_first:
@@ -73,7 +73,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         return 0
     chosen_shard = None
     if options.shard is not None:
-        from silo_regress.sharding import parse_shard
+        from silo_regress.judging.sharding import parse_shard
 
         chosen_shard = parse_shard(options.shard)
     source = baseline_source(config, against=options.against, staged=options.staged)
@@ -86,7 +86,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         pinned = [{} for _ in range(options.repeat or 1)]
         if chosen_shard is not None:
             # Run only this shard's tasks: the other shards' jobs run theirs.
-            from silo_regress.sharding import select_shard
+            from silo_regress.judging.sharding import select_shard
 
             planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
             run_refs = [t.ref for t in select_shard(planned, chosen_shard) if not t.refused]
@@ -118,7 +118,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     if not refs and chosen_shard is None:
         _name_unbaselined(config, index, targets)
     if chosen_shard is not None:
-        from silo_regress.sharding import select_shard
+        from silo_regress.judging.sharding import select_shard
 
         targets = select_shard(targets, chosen_shard)
     history = start_history(
@@ -126,7 +126,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     )
     inputs = None
     if config.input_globs:  # without inputs there is no stale detection to load
-        from silo_regress.fingerprint import current_inputs
+        from silo_regress.project.fingerprint import current_inputs
 
         # The hook judges the inputs being committed; every other check the working tree.
         inputs = current_inputs(config, staged=options.staged)
@@ -144,7 +144,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     ]
     report = reports[0]
     if (options.repeat or 1) > 1:
-        from silo_regress.repeats import fold_repeats
+        from silo_regress.judging.repeats import fold_repeats
 
         # Set even for a shard that ran nothing, so merge sees one rollout count.
         report = replace(fold_repeats(reports), repeat=options.repeat)

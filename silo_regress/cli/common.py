@@ -28,9 +28,9 @@ from silo_regress.errors import ExitCode, OutputError, SiloRegressError, UsageEr
 if TYPE_CHECKING:
     import typer
 
-    from silo_regress.baselines import BaselineSource, BaselineStore
-    from silo_regress.config import Config
-    from silo_regress.taskref import TaskRef
+    from silo_regress.project.config import Config
+    from silo_regress.project.taskref import TaskRef
+    from silo_regress.store.baselines import BaselineSource, BaselineStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -186,20 +186,20 @@ def setup(ctx: typer.Context) -> tuple[Globals, Config]:
 
 def project_config(g: Globals) -> Config:
     """The project's config: the one --project names, else the one found walking up."""
-    from silo_regress.config import discover_config, load_config
+    from silo_regress.project.config import discover_config, load_config
 
     return load_config(g.project) if g.explicit else discover_config(g.project)
 
 
 def parse_refs(texts: list[str] | None) -> list[TaskRef]:
-    from silo_regress.taskref import parse_ref
+    from silo_regress.project.taskref import parse_ref
 
     return [parse_ref(t) for t in texts or []]
 
 
 def working_tree(config: Config) -> BaselineStore:
     """The project's baselines directory, the one place baselines are written."""
-    from silo_regress.baselines import BaselineStore
+    from silo_regress.store.baselines import BaselineStore
 
     return BaselineStore.of(config)
 
@@ -212,6 +212,6 @@ def baseline_source(
         raise UsageError("--against and --staged both choose the baselines: give one")
     if against is None and not staged:
         return working_tree(config)
-    from silo_regress.gitsource import git_source
+    from silo_regress.store.gitsource import git_source
 
     return git_source(config, ref=against, staged=staged)

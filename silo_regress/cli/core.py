@@ -111,10 +111,10 @@ def record(
     with the behaviour it accepts. Nothing is written when any artifact is invalid
     or holds volatile content (timestamps, run ids).
     """
-    from silo_regress import recorder
-    from silo_regress.acceptance import PathAcceptance, parse_path_choice, read_target
+    from silo_regress.recording import recorder
+    from silo_regress.recording.acceptance import PathAcceptance, parse_path_choice, read_target
     from silo_regress.render.recording import render_record
-    from silo_regress.runcache import index_runs
+    from silo_regress.runs.cache import index_runs
 
     g, config = setup(ctx)
     targets = [read_target(text, config) for text in refs or []]
@@ -334,8 +334,8 @@ def diff(
     With --from GITREF: which tasks' baselines changed between two commits, each
     with its behaviour summary; --format markdown gives a PR-comment table.
     """
-    from silo_regress.judge import check as run_check
-    from silo_regress.runcache import index_runs
+    from silo_regress.judging.judge import check as run_check
+    from silo_regress.runs.cache import index_runs
 
     g, config = setup(ctx)
     if from_ref is not None:
@@ -374,7 +374,7 @@ def fmt(
     ] = False,
 ) -> int:
     """Rewrite baseline files in canonical form, and scan them for volatile content."""
-    from silo_regress import formatter
+    from silo_regress.recording import formatter
 
     _, config = setup(ctx)
     result = formatter.format_baselines(config, paths or [], check_only=check_only)
@@ -399,14 +399,14 @@ def fmt(
 @handled
 def status(ctx: typer.Context) -> int:
     """One row per task: baselines, newest run and its age, verdict, loose ends."""
-    from silo_regress.overview import build_status
     from silo_regress.render.text import render_status
-    from silo_regress.runcache import index_runs
+    from silo_regress.reports.overview import build_status
+    from silo_regress.runs.cache import index_runs
 
     g, config = setup(ctx)
     index = index_runs(config.runs_dir)
     store = working_tree(config)
-    from silo_regress.fingerprint import current_inputs
+    from silo_regress.project.fingerprint import current_inputs
 
     inputs = current_inputs(config, staged=False)
     result = build_status(config, index, store, inputs=inputs)
@@ -415,7 +415,7 @@ def status(ctx: typer.Context) -> int:
             f"no stale-run detection: {config.where} sets neither 'inputs' nor 'agent', so "
             "a run made from other code than this looks as good as a fresh one"
         )
-    from silo_regress.history import mark_git_states
+    from silo_regress.reports.history import mark_git_states
 
     result = mark_git_states(config, result)
     for warning in result.report.warnings:

@@ -9,7 +9,7 @@ import enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from silo_regress.outcome import Report
+    from silo_regress.judging.outcome import Report
 
 
 class FailOn(enum.StrEnum):
@@ -19,7 +19,7 @@ class FailOn(enum.StrEnum):
 
 def exit_code(report: Report, fail_on: FailOn) -> int:
     """1 when the report holds a failure by the chosen rule, else 0."""
-    from silo_regress.outcome import Direction, Verdict
+    from silo_regress.judging.outcome import Direction, Verdict
 
     passing = {Direction.IMPROVEMENT, Direction.DRIFT} if fail_on is FailOn.REGRESSION else set()
     for outcome in report.outcomes:

@@ -23,7 +23,7 @@ from silo_regress.cli.common import (
 from silo_regress.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from silo_regress.config import Config
+    from silo_regress.project.config import Config
 
 
 class HistoryFormat(enum.StrEnum):
@@ -42,9 +42,9 @@ def diff_between(
     output_format: str,
 ) -> int:
     """``diff --from A [--to B]``: tasks whose baselines differ between two commits."""
-    from silo_regress.gitsource import git_source
-    from silo_regress.history import diff_sources
     from silo_regress.render.history import render_source_diff
+    from silo_regress.reports.history import diff_sources
+    from silo_regress.store.gitsource import git_source
 
     if output_format not in {f.value for f in HistoryFormat}:
         raise UsageError(
@@ -75,8 +75,8 @@ def log(
     change (reward 1 -> 0.75, check "X" passed -> failed, +AUD-0003). In a shallow
     clone it says where history stops.
     """
-    from silo_regress.history import task_log
     from silo_regress.render.history import render_log
+    from silo_regress.reports.history import task_log
 
     g, config = setup(ctx)
     (task,) = parse_refs([ref])
@@ -95,9 +95,9 @@ def init(ctx: typer.Context) -> int:
     adds .silo/ to .gitignore, then prints a .pre-commit-config.yaml and a GitHub
     Actions job to copy.
     """
-    from silo_regress import scaffold
-    from silo_regress.config import NoProjectError, find_project, load_config
-    from silo_regress.runcache import index_runs
+    from silo_regress.project.config import NoProjectError, find_project, load_config
+    from silo_regress.recording import scaffold
+    from silo_regress.runs.cache import index_runs
 
     g = globals_of(ctx)
     project = g.project.resolve()
@@ -149,7 +149,8 @@ def install_hook(
     when the newest local runs differ from the staged baselines, and passes when
     there are no runs at all. An existing hook is only replaced with --force.
     """
-    from silo_regress import gitio, scaffold
+    from silo_regress.recording import scaffold
+    from silo_regress.vcs import gitio
 
     _, config = setup(ctx)
     repo = gitio.find_repository(config.project)

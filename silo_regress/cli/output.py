@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from silo_regress.cli.common import Globals, out, warn
 
 if TYPE_CHECKING:
-    from silo_regress.config import Config
-    from silo_regress.history import ScoreHistory
-    from silo_regress.outcome import Report
-    from silo_regress.taskref import TaskRef
+    from silo_regress.judging.outcome import Report
+    from silo_regress.project.config import Config
+    from silo_regress.project.taskref import TaskRef
+    from silo_regress.reports.history import ScoreHistory
 
 
 class ReportFormat(enum.StrEnum):
@@ -49,7 +49,7 @@ class PendingHistory:
         self._thread.start()
 
     def _read(self) -> None:
-        from silo_regress.history import score_history
+        from silo_regress.reports.history import score_history
 
         try:
             self._value = score_history(self._config, self._tasks)
@@ -94,7 +94,7 @@ def emit_report(
         append_step_summary(report)
     chart = history.result() if history is not None else None
     if output is not None:
-        from silo_regress.fsio import write_output
+        from silo_regress.system.fsio import write_output
 
         rendered = render_report(report, report_format.value, color=False, history=chart).encode()
         write_output(output, rendered, shown=str(output))

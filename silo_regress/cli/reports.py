@@ -38,8 +38,8 @@ def merge(
     a report is unreadable, a shard is missing or a task was checked twice.
     Diffs are rebuilt from the baseline files under --project when they fit.
     """
-    from silo_regress.merger import merge_reports, read_report
-    from silo_regress.reconstruction import attach_texts
+    from silo_regress.reports.merger import merge_reports, read_report
+    from silo_regress.reports.reconstruction import attach_texts
 
     g = globals_of(ctx)
     loaded = [(str(path), read_report(path)) for path in reports]

@@ -12,10 +12,10 @@ from silo_regress.cli.common import Globals, handled, out, parse_refs, setup, wo
 from silo_regress.errors import UsageError
 
 if TYPE_CHECKING:
-    from silo_regress.config import Config
-    from silo_regress.outcome import Outcome
+    from silo_regress.judging.outcome import Outcome
+    from silo_regress.project.config import Config
     from silo_regress.render.text import Palette
-    from silo_regress.runs import RunIndex
+    from silo_regress.runs.index import RunIndex
 
 SHORT_DIFF = 40  # lines of diff shown before [d] shows it all
 KEYS = "[a]ccept  [s]kip  accept [p]aths  full [d]iff  [q]uit"
@@ -38,9 +38,9 @@ def review(
     the JSON paths you choose). Off a terminal it refuses (exit 2) and names the
     non-interactive way: `silo-regress check`, then `silo-regress record`.
     """
-    from silo_regress.judge import check
-    from silo_regress.reviewing import review_queue
-    from silo_regress.runcache import index_runs
+    from silo_regress.judging.judge import check
+    from silo_regress.recording.reviewing import review_queue
+    from silo_regress.runs.cache import index_runs
 
     g, config = setup(ctx)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -111,7 +111,7 @@ def _ask(
 
 
 def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
-    from silo_regress.jsondiff import show
+    from silo_regress.canon.jsondiff import show
 
     changes = outcome.changes
     if not changes:
@@ -137,10 +137,10 @@ def _accept(
     config: Config, index: RunIndex, outcome: Outcome, *, pointers: tuple[str, ...] | list[str]
 ) -> list[str]:
     from silo_regress.errors import SiloRegressError
-    from silo_regress.recorder import FileState
+    from silo_regress.recording.recorder import FileState
+    from silo_regress.recording.reviewing import accept
     from silo_regress.render.recording import accepted_lines
     from silo_regress.render.text import Palette
-    from silo_regress.reviewing import accept
 
     try:
         recording = accept(config, working_tree(config), index, outcome, pointers=pointers)

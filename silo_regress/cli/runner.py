@@ -34,13 +34,13 @@ from silo_regress.cli.rolloutoptions import (
 from silo_regress.errors import ExitCode, InputError, RunnerError
 
 if TYPE_CHECKING:
-    from silo_regress.baselines import BaselineSource, BaselineStore
     from silo_regress.behaviour.notes import Segment
-    from silo_regress.config import Config
+    from silo_regress.project.config import Config
+    from silo_regress.project.taskref import TaskRef
     from silo_regress.render.text import Palette
     from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
-    from silo_regress.runs import Run
-    from silo_regress.taskref import TaskRef
+    from silo_regress.runs.index import Run
+    from silo_regress.store.baselines import BaselineSource, BaselineStore
 
 # --- the command --------------------------------------------------------------
 
@@ -79,7 +79,7 @@ def run_command(
     (not found, configuration error, timeout, disk full), 130 on Ctrl-C.
     """
     from silo_regress import runner
-    from silo_regress.runcache import index_runs
+    from silo_regress.runs.cache import index_runs
 
     g, config = setup(ctx)
     index = index_runs(config.runs_dir)
@@ -121,7 +121,7 @@ def run_before_check(
     report a result nobody just produced.
     """
     from silo_regress import runner
-    from silo_regress.runcache import index_runs
+    from silo_regress.runs.cache import index_runs
 
     index = index_runs(config.runs_dir)
     tasks = runner.plan_tasks(config, index, source, refs)
@@ -160,9 +160,10 @@ def record_repeated(
 
     With ``variants`` every distinct result is recorded as an accepted variant.
     """
-    from silo_regress import recorder, runner
+    from silo_regress import runner
+    from silo_regress.recording import recorder
     from silo_regress.render.recording import render_record
-    from silo_regress.runcache import index_runs
+    from silo_regress.runs.cache import index_runs
 
     index = index_runs(config.runs_dir)
     store = working_tree(config)
@@ -202,7 +203,7 @@ def record_repeated(
 def _record_variants(
     g: Globals, config: Config, store: BaselineStore, stabilities: Sequence[Stability]
 ) -> int:
-    from silo_regress import recorder
+    from silo_regress.recording import recorder
     from silo_regress.render.recording import render_record
 
     recordings = []
@@ -405,7 +406,7 @@ _WORDS_WIDTH = 160
 
 def _variation_lines(variation: Variation, palette: Palette) -> list[str]:
     """``/checks/2/passed: true x2, false x1``, or one line per distinct long value."""
-    from silo_regress.jsondiff import show
+    from silo_regress.canon.jsondiff import show
 
     path = variation.path or "(whole document)"
     head = f"  {variation.artifact} {path}"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from silo_regress.history import ScoreHistory
-    from silo_regress.outcome import Report
+    from silo_regress.judging.outcome import Report
+    from silo_regress.reports.history import ScoreHistory
 
 
 def render_report(

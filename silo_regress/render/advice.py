@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from silo_regress.outcome import Hook, Report, SourceKind, Verdict
+from silo_regress.judging.outcome import Hook, Report, SourceKind, Verdict
 
 HOOK_ID = "silo-regress-check"  # the pre-commit hook's id, for SKIP=
 # A ref a shell passes through as written (HEAD~1, origin/main, v1.2^): no quotes needed.

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from html import escape
 
-from silo_regress.canonical import format_number
-from silo_regress.history import ScoreHistory, ScorePoint
+from silo_regress.canon.canonical import format_number
+from silo_regress.reports.history import ScoreHistory, ScorePoint
 
 # Chart colours as (pass rate, mean reward) per scheme: drawn on --bg, WCAG 1.4.11
 # asks 3:1 for graphics; these reach 4.5:1 and tests read them from here.

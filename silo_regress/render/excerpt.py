@@ -11,11 +11,11 @@ from typing import Any
 
 import orjson
 
-from silo_regress.jsondiff import MISSING, array_index, child, show
-from silo_regress.outcome import Outcome, Report, Verdict
-from silo_regress.pointer import split_pointer
+from silo_regress.canon.jsondiff import MISSING, array_index, child, show
+from silo_regress.canon.pointer import split_pointer
+from silo_regress.judging.outcome import Outcome, Report, Verdict
+from silo_regress.project.taskref import TaskRef
 from silo_regress.render.wording import one_line, word_sides
-from silo_regress.taskref import TaskRef
 
 DIFF_CAP = 200
 MARKDOWN_DIFF_CAP = 120

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from silo_regress.outcome import Outcome, Report
+from silo_regress.judging.outcome import Outcome, Report
 from silo_regress.render.excerpt import first_change_line, headline, task_label
 from silo_regress.render.wording import word_sides
 

@@ -1,7 +1,7 @@
 """Baselines across git history for people and pull requests: text, Markdown, JSON.
 
-Renders :class:`~silo_regress.history.SourceDiff` (``diff --from``) and
-:class:`~silo_regress.history.TaskLog` (``log``). Behaviour notes are printed in
+Renders :class:`~silo_regress.reports.history.SourceDiff` (``diff --from``) and
+:class:`~silo_regress.reports.history.TaskLog` (``log``). Behaviour notes are printed in
 full: check labels, ids and task refs are never truncated.
 """
 
@@ -12,7 +12,11 @@ from typing import Any
 
 from silo_regress.behaviour.codec import note_json
 from silo_regress.behaviour.notes import Note
-from silo_regress.history import (
+from silo_regress.render.machine import change_json, dumps
+from silo_regress.render.markdown import cell, code, note_markdown
+from silo_regress.render.text import Palette
+from silo_regress.render.wording import one_line, word, words
+from silo_regress.reports.history import (
     ArtifactChange,
     ChangeKind,
     LogEntry,
@@ -20,10 +24,6 @@ from silo_regress.history import (
     TaskChange,
     TaskLog,
 )
-from silo_regress.render.machine import change_json, dumps
-from silo_regress.render.markdown import cell, code, note_markdown
-from silo_regress.render.text import Palette
-from silo_regress.render.wording import one_line, word, words
 
 _KIND_STYLE = {
     ChangeKind.ADDED: ("green",),

@@ -16,7 +16,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from silo_regress.behaviour.notes import IdsChanged, Note, SegmentKind
-from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.render.chart import CHART_CSS, chart_html, chart_variables
 from silo_regress.render.excerpt import (
     change_lines,
@@ -37,7 +37,7 @@ from silo_regress.render.summary import (
 from silo_regress.render.wording import one_line, phrase
 
 if TYPE_CHECKING:
-    from silo_regress.history import ScoreHistory
+    from silo_regress.reports.history import ScoreHistory
 
 ROW_CAP = 400
 ID_CAP = 12  # ids named per clause of a note; the rest as "and N more"

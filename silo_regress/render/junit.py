@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from silo_regress.outcome import Outcome, Report
+from silo_regress.judging.outcome import Outcome, Report
 from silo_regress.render.excerpt import diff_lines, headline, made_by
 from silo_regress.render.wording import word_sides
 

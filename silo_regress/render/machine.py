@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 from silo_regress.behaviour.codec import note_json
-from silo_regress.jsondiff import MISSING, Change
-from silo_regress.outcome import Outcome, Report
+from silo_regress.canon.jsondiff import MISSING, Change
+from silo_regress.judging.outcome import Outcome, Report
 from silo_regress.render.wording import words
 
 
@@ -62,7 +62,7 @@ def _repeat_json(report: Report) -> dict[str, Any]:
     """check --run --repeat N: the rollouts per task, and each task's pass count."""
     if report.repeat is None:
         return {}
-    from silo_regress.repeats import tally_repeats
+    from silo_regress.judging.repeats import tally_repeats
 
     return {
         "repeat": {

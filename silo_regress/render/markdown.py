@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from silo_regress.behaviour.notes import Note, SegmentKind
-from silo_regress.outcome import Direction, Outcome, Report, Verdict
+from silo_regress.judging.outcome import Direction, Outcome, Report, Verdict
 from silo_regress.render.advice import advise
 from silo_regress.render.excerpt import (
     MARKDOWN_DIFF_CAP,
@@ -100,7 +100,7 @@ def _direction(outcomes: list[Outcome]) -> str:
 
 def _rank(outcomes: list[Outcome]) -> int:
     """Regressions first, then mixed, improvements, drift, then the other verdicts."""
-    from silo_regress.direction import review_rank
+    from silo_regress.judging.direction import review_rank
 
     found = next((o.direction for o in outcomes if o.direction is not None), None)
     return review_rank(found)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from silo_regress.canonical import canonicalize
+from silo_regress.canon.canonical import canonicalize
 from silo_regress.errors import InputError
-from silo_regress.recorder import FileState, RecordedFile, Recording
+from silo_regress.recording.recorder import FileState, RecordedFile, Recording
 from silo_regress.render.text import Palette
 
 _STYLE = {FileState.NEW: ("green",), FileState.CHANGED: ("yellow",), FileState.UNCHANGED: ()}

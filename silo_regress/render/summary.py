@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from silo_regress.direction import REVIEW_ORDER, Direction, Totals, review_rank, total
-from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.judging.direction import REVIEW_ORDER, Direction, Totals, review_rank, total
+from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.render.wording import one_line, word, words
 
 

@@ -4,9 +4,9 @@ outcome stands for. The text, Markdown, GitHub and JUnit reports share these phr
 
 from __future__ import annotations
 
-from silo_regress.outcome import Outcome, Report
+from silo_regress.judging.outcome import Outcome, Report
+from silo_regress.judging.repeats import RepeatTally, tally_repeats
 from silo_regress.render.excerpt import ref_label
-from silo_regress.repeats import RepeatTally, tally_repeats
 
 
 def tally_line(tally: RepeatTally) -> str:

@@ -10,14 +10,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from silo_regress.outcome import Outcome, Report, Verdict
+from silo_regress.judging.outcome import Outcome, Report, Verdict
 
 if TYPE_CHECKING:
     # Types only: importing them would load the judge and the recorder (with their
     # dataclasses) into every `check`, which reads neither.
     from silo_regress.behaviour.notes import Note
-    from silo_regress.overview import Status, StatusRow
-    from silo_regress.recorder import Recording
+    from silo_regress.recording.recorder import Recording
+    from silo_regress.reports.overview import Status, StatusRow
 
 DIFF_LINE_CAP = 200
 _FAIL_WORD = {
@@ -256,7 +256,7 @@ def accept_hint(report: Report) -> str:
 
 
 def render_recordings(recordings: Iterable[Recording], *, color: bool = False) -> str:
-    from silo_regress.recorder import FileState
+    from silo_regress.recording.recorder import FileState
 
     palette = Palette(color)
     style = {FileState.NEW: ("green",), FileState.CHANGED: ("yellow",), FileState.UNCHANGED: ()}

@@ -47,7 +47,7 @@ from silo_regress.behaviour.notes import (
     Worded,
 )
 from silo_regress.behaviour.result import is_short
-from silo_regress.jsondiff import JsonValue, Missing, show
+from silo_regress.canon.jsondiff import JsonValue, Missing, show
 
 MARKERS = {
     SegmentKind.SAME: ("", ""),

@@ -1,6 +1,6 @@
 """Run attribution: which new run directories belong to which rollout.
 
-Pure bookkeeping over names and :class:`~silo_regress.runs.Run` values; the
+Pure bookkeeping over names and :class:`~silo_regress.runs.index.Run` values; the
 caller lists the runs directory and reads ``run.json``.
 
 Silo prints no run paths, has no flag for the runs directory, and every rollout
@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from silo_regress.runs import Run
+from silo_regress.runs.index import Run
 
 Key = tuple[str, str]
 

@@ -19,9 +19,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from silo_regress.config import Config
-from silo_regress.fingerprint import ProvenanceError
-from silo_regress.provenance import start_batch, write_provenance
+from silo_regress.project.config import Config
+from silo_regress.project.fingerprint import ProvenanceError
 from silo_regress.runner.attribution import Claim, Ended, Key, Ledger
 from silo_regress.runner.classification import RolloutOutcome, classify
 from silo_regress.runner.plan import Rollout
@@ -33,7 +32,8 @@ from silo_regress.runner.process import (
     ignoring_interrupts,
     sigterm_as_interrupt,
 )
-from silo_regress.runs import Run, list_run_dirs, read_run, result_is_complete
+from silo_regress.runs.index import Run, list_run_dirs, read_run, result_is_complete
+from silo_regress.runs.provenance import start_batch, write_provenance
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ import re
 import signal
 from dataclasses import dataclass
 
-from silo_regress.config import Config
+from silo_regress.project.config import Config
 from silo_regress.runner.plan import HINT, Rollout, command_place
 from silo_regress.runner.process import GroupExit
-from silo_regress.runs import Run
+from silo_regress.runs.index import Run
 
 _DISK_FULL = re.compile(r"ENOSPC|no space left on device|disk quota exceeded", re.IGNORECASE)
 

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from silo_regress.baselines import BaselineSource
-from silo_regress.config import Config
 from silo_regress.errors import RunnerError, TaskRefError
-from silo_regress.runs import RunIndex
-from silo_regress.targets import Target, ref_for_run, select_targets
-from silo_regress.taskref import TaskRef
+from silo_regress.judging.targets import Target, ref_for_run, select_targets
+from silo_regress.project.config import Config
+from silo_regress.project.taskref import TaskRef
+from silo_regress.runs.index import RunIndex
+from silo_regress.store.baselines import BaselineSource
 
 Key = tuple[str, str]
 

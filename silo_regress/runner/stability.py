@@ -13,15 +13,15 @@ from typing import Any
 
 from silo_regress.behaviour.notes import Segment
 from silo_regress.behaviour.result import is_short, word_diff
-from silo_regress.canonical import apply_ignores, canonicalize, serialize
-from silo_regress.config import Config
+from silo_regress.canon.canonical import apply_ignores, canonicalize, serialize
+from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing, diff_values, resolve
+from silo_regress.canon.pointer import split_pointer
 from silo_regress.errors import InputError
-from silo_regress.jsondiff import MISSING, JsonValue, Missing, diff_values, resolve
-from silo_regress.pointer import split_pointer
+from silo_regress.project.config import Config
 from silo_regress.runner.batch import Batch
 from silo_regress.runner.plan import Task
-from silo_regress.runs import Run, read_artifact
-from silo_regress.toolpath import IncompleteTraceError
+from silo_regress.runs.index import Run, read_artifact
+from silo_regress.runs.toolpath import IncompleteTraceError
 
 
 @dataclass(frozen=True)

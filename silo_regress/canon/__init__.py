@@ -1,0 +1,8 @@
+"""JSON as silo-regress holds it: one canonical form, pointers into it, diffs, volatile values.
+
+- :mod:`.pointer`: JSON Pointers (RFC 6901) and the path patterns that ignore or exempt;
+- :mod:`.canonical`: canonical form v1, parsed strictly and serialized byte-exact (``JsonValue``);
+- :mod:`.prefilter`: the cheap test that rules volatile content out before any scan;
+- :mod:`.volatile`: the volatile scan: run ids, wall-clock times, timing values;
+- :mod:`.jsondiff`: the structural diff of two values, and following a pointer into one.
+"""

@@ -1,0 +1,12 @@
+"""Verdicts: which tasks to compare, each baseline against its run, and the typed result.
+
+- :mod:`.targets`: baselines grouped by task, each mapped to its runs;
+- :mod:`.direction`: which way a changed task moved, from the scores of its result.json;
+- :mod:`.outcome`: the typed result model (verdicts, outcomes, reports) every renderer reads;
+- :mod:`.comparison`: one baseline against one artifact: the verdict and its outcome;
+- :mod:`.plainmatch`: the fast lane, targets whose every artifact plainly matches;
+- :mod:`.refusals`: the verdict of a file named like a baseline that names no task;
+- :mod:`.judge`: the newest run of each target against its baselines;
+- :mod:`.repeats`: one report from N judged rollouts of each task;
+- :mod:`.sharding`: the checked tasks split into N shards for a CI matrix.
+"""

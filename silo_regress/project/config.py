@@ -1,0 +1,476 @@
+"""Finding the project and reading its configuration.
+
+A project is found like git, ruff and pre-commit find theirs: by walking up from
+the current directory to the nearest directory that holds ``silo-regress.toml``
+(or ``.silo-regress.toml``), a ``pyproject.toml`` with a ``[tool.silo-regress]``
+table, or, for projects that keep every default, ``baselines/.silo-regress-format``
+or ``.silo/``; the walk stops at the root of the git repository. ``--project DIR``
+names the project and skips the walk.
+
+Config files are written by whoever controls the repository (a cloned one too),
+so every value is checked once, by ``configvalues``, with a sentence naming the
+file and key; this module decides which keys exist where.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from silo_regress.canon.pointer import PathPattern
+from silo_regress.errors import ConfigError, TaskRefError
+from silo_regress.project.configvalues import (
+    check_inside,
+    check_name,
+    describe_kind,
+    quote_key,
+    read_artifacts,
+    read_inputs,
+    read_number,
+    read_path_string,
+    read_patterns,
+    read_string,
+    read_strings,
+    read_table,
+    require_known_keys,
+)
+from silo_regress.project.taskref import TaskRef, parse_ref
+
+DEFAULT_ARTIFACTS = ("result.json", "state-diff.json")
+DEFAULT_TRACE_EVENTS = ("tool_call", "tool_result")
+DEFAULT_SILO_COMMAND = ("npx", "--no", "silo")
+SECTION = "tool.silo-regress"
+STANDALONE_NAMES = ("silo-regress.toml", ".silo-regress.toml")
+PYPROJECT = "pyproject.toml"
+FORMAT_MARKER = "baselines/.silo-regress-format"
+RUNS_MARKER = ".silo"
+LOOKED_FOR = (
+    "silo-regress.toml, .silo-regress.toml, pyproject.toml with [tool.silo-regress], "
+    f"{FORMAT_MARKER} or {RUNS_MARKER}/"
+)
+# A config file is a few hundred bytes; anything this large is not one, and
+# reading it whole could exhaust memory (a FIFO or /dev/zero never ends).
+MAX_CONFIG_BYTES = 1 << 20
+MAX_JOBS = 1024
+MAX_TIMEOUT = 7 * 24 * 3600.0
+
+
+class NoProjectError(ConfigError):
+    """No project was found walking up from the current directory."""
+
+    def __init__(self, message: str, *, looked_in: tuple[Path, ...]) -> None:
+        super().__init__(message)
+        self.looked_in = looked_in
+
+
+@dataclass(frozen=True)
+class EnvironmentSettings:
+    """Runner settings that one environment overrides."""
+
+    agent: str | None = None
+    timeout: float | None = None
+    silo_command: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """What is compared for one task, and how: the per-task or per-environment table
+    when there is one, else the top-level keys."""
+
+    artifacts: tuple[str, ...] = DEFAULT_ARTIFACTS
+    ignore: tuple[PathPattern, ...] = ()
+    volatile_exempt: tuple[PathPattern, ...] = ()
+
+    @property
+    def scan_exempt(self) -> tuple[PathPattern, ...]:
+        """Paths the volatile scan skips: exempted ones, and ignored ones (their key stays)."""
+        return self.volatile_exempt + self.ignore
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The keys a ``[tasks."REF"]`` or ``[environments.ENV]`` table sets (None: inherited)."""
+
+    artifacts: tuple[str, ...] | None = None
+    ignore: tuple[PathPattern, ...] | None = None
+    volatile_exempt: tuple[PathPattern, ...] | None = None
+
+    def over(self, base: TaskSettings) -> TaskSettings:
+        return TaskSettings(
+            artifacts=self.artifacts if self.artifacts is not None else base.artifacts,
+            ignore=self.ignore if self.ignore is not None else base.ignore,
+            volatile_exempt=(
+                self.volatile_exempt if self.volatile_exempt is not None else base.volatile_exempt
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Config:
+    project: Path
+    runs_dir: Path
+    baselines_dir: Path
+    artifacts: tuple[str, ...] = DEFAULT_ARTIFACTS
+    environment: str | None = None
+    silo_command: tuple[str, ...] = DEFAULT_SILO_COMMAND
+    agent: str | None = None
+    jobs: int | None = None
+    timeout: float | None = None
+    volatile_exempt: tuple[PathPattern, ...] = ()
+    ignore: tuple[PathPattern, ...] = ()
+    environments: dict[str, EnvironmentSettings] = field(default_factory=dict)
+    source: Path | None = None
+    inputs: tuple[str, ...] = ()
+    trace_events: tuple[str, ...] = DEFAULT_TRACE_EVENTS
+    task_overrides: dict[TaskRef, Overrides] = field(default_factory=dict)
+    environment_overrides: dict[str, Overrides] = field(default_factory=dict)
+
+    @functools.cached_property
+    def _project_text(self) -> tuple[str, str]:
+        """The project as text, alone and as a prefix (computed once, not per path)."""
+        text = str(self.project)
+        return text, text + os.sep
+
+    def relative(self, path: Path | str) -> str:
+        """``path`` as the user should see it: relative to the project when inside it."""
+        # String prefix arithmetic: check calls this thousands of times, and
+        # PurePath.relative_to costs ~10 us a call.
+        text = str(path)
+        project, prefix = self._project_text
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+        elif text == project:
+            return "."
+        else:
+            return text
+        return text if os.sep == "/" else text.replace(os.sep, "/")
+
+    @property
+    def scan_exempt(self) -> tuple[PathPattern, ...]:
+        """Paths the volatile scan skips: exempted ones, and ignored ones (their key stays)."""
+        return self.volatile_exempt + self.ignore
+
+    @property
+    def where(self) -> str:
+        """The config file as a user should see it, for messages that point at a key."""
+        if self.source is None:
+            return "silo-regress.toml"
+        shown = self.relative(self.source)
+        return f"{shown} [{SECTION}]" if self.source.name == PYPROJECT else shown
+
+    @property
+    def known_artifacts(self) -> tuple[str, ...]:
+        """Every artifact any task may baseline: the top-level list, then the tables' own."""
+        names = list(self.artifacts)
+        for overrides in (*self.environment_overrides.values(), *self.task_overrides.values()):
+            names.extend(a for a in overrides.artifacts or () if a not in names)
+        return tuple(names)
+
+    @property
+    def input_globs(self) -> tuple[str, ...]:
+        """The files whose content defines behaviour: ``inputs``, else the agent file."""
+        if self.inputs:
+            return self.inputs
+        agents = [self.agent] if self.agent else []
+        agents += [s.agent for s in self.environments.values() if s.agent]
+        return tuple(dict.fromkeys(_project_glob(a) for a in agents))
+
+    def settings_for(self, environment: str) -> EnvironmentSettings:
+        own = self.environments.get(environment, EnvironmentSettings())
+        return EnvironmentSettings(
+            agent=own.agent if own.agent is not None else self.agent,
+            timeout=own.timeout if own.timeout is not None else self.timeout,
+            silo_command=own.silo_command or self.silo_command,
+        )
+
+    @functools.cached_property
+    def _top_settings(self) -> TaskSettings:
+        return TaskSettings(self.artifacts, self.ignore, self.volatile_exempt)
+
+    def task_settings(self, ref: TaskRef, *, environment: str | None = None) -> TaskSettings:
+        """Artifacts, ignore and volatile-exempt for one task.
+
+        The most specific table wins, key by key: ``[tasks."ENV/TASK"]``, then
+        ``[tasks.TASK]``, then ``[environments.ENV]``, then the top level. A
+        table's key replaces the inherited value (repeat shared patterns there).
+        ``environment`` is where the task's runs live when ``ref`` is unqualified.
+        """
+        base = self._top_settings
+        if not self.task_overrides and not self.environment_overrides:
+            return base
+        env = ref.environment or environment or self.environment
+        layers = []
+        if env is not None:
+            layers.append(self.environment_overrides.get(env))
+        layers.append(self.task_overrides.get(TaskRef(ref.task_id)))
+        if env is not None:
+            layers.append(self.task_overrides.get(TaskRef(ref.task_id, env)))
+        for layer in layers:
+            if layer is not None:
+                base = layer.over(base)
+        return base
+
+
+def _project_glob(agent: str) -> str:
+    text = agent[2:] if agent.startswith("./") else agent
+    return text
+
+
+# --- discovery ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    path: Path
+    table: dict[str, Any]
+    where: str
+
+
+def find_project(start: Path) -> Path:
+    """The nearest directory at or above ``start`` that is a silo-regress project.
+
+    Stops at the top of the git repository (the directory holding ``.git``), so a
+    project never borrows the config of whatever happens to lie above it.
+    """
+    here = Path(os.path.abspath(start))
+    looked: list[Path] = []
+    for directory in (here, *here.parents):
+        looked.append(directory)
+        if _is_project(directory):
+            return directory
+        if os.path.lexists(directory / ".git"):
+            break
+    raise NoProjectError(_not_found(looked), looked_in=tuple(looked))
+
+
+def _not_found(looked: list[Path]) -> str:
+    if len(looked) == 1:
+        where = f"in {looked[0]}"
+    elif len(looked) <= 3:
+        where = "in " + ", ".join(str(p) for p in looked)
+    else:
+        where = f"in {looked[0]} and its parents up to {looked[-1]}"
+    top = looked[-1]
+    stop = " (the top of the git repository)" if os.path.lexists(top / ".git") else ""
+    return (
+        f"no silo-regress project found: looked for {LOOKED_FOR} {where}{stop}; "
+        "run `silo-regress init` at the project's root, or pass --project DIR"
+    )
+
+
+def _is_project(directory: Path) -> bool:
+    if any(os.path.isfile(directory / name) for name in STANDALONE_NAMES):
+        return True
+    pyproject = directory / PYPROJECT
+    if os.path.isfile(pyproject) and _pyproject_table(pyproject) is not None:
+        return True
+    return os.path.isfile(directory / FORMAT_MARKER) or os.path.isdir(directory / RUNS_MARKER)
+
+
+def discover_config(start: Path) -> Config:
+    """The configuration of the project that holds ``start`` (walking up)."""
+    return load_config(find_project(start))
+
+
+def load_config(project: Path) -> Config:
+    """Read the configuration of the project at ``project``; no config file means defaults."""
+    project = project.resolve()
+    if not project.is_dir():
+        raise ConfigError(f"{project}: project directory does not exist")
+    candidates = list(_candidates(project))
+    if len(candidates) > 1:
+        first, second = candidates[0].path, candidates[1].path
+        raise ConfigError(
+            f"{first} and {second} both configure silo-regress for {project}; "
+            "keep one of them (the settings are the same keys in either)"
+        )
+    if not candidates:
+        return _build(project, {}, where=str(project / STANDALONE_NAMES[0]), source=None)
+    (chosen,) = candidates
+    return _build(project, chosen.table, where=chosen.where, source=chosen.path)
+
+
+def _candidates(project: Path) -> Iterator[_Candidate]:
+    for name in STANDALONE_NAMES:
+        path = project / name
+        if os.path.lexists(path):
+            table = _parse(path)
+            if (
+                "tool" in table
+                and isinstance(table["tool"], dict)
+                and "silo-regress" in table["tool"]
+            ):
+                raise ConfigError(
+                    f"{path}: holds a [{SECTION}] table; in {name} the keys go at the top "
+                    "level, without a table header"
+                )
+            yield _Candidate(path, table, str(path))
+    pyproject = project / PYPROJECT
+    if os.path.lexists(pyproject):
+        section = _pyproject_table(pyproject)
+        if section is not None:
+            yield _Candidate(pyproject, section, f"{pyproject} [{SECTION}]")
+
+
+def _pyproject_table(path: Path) -> dict[str, Any] | None:
+    data = _read(path)
+    if b"silo-regress" not in data:  # most pyproject files: no parse on the hook's path
+        return None
+    document = _loads(path, data)
+    tool = document.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: 'tool' must be a table, not {describe_kind(tool)}")
+    section = tool.get("silo-regress")
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [{SECTION}] must be a table")
+    return section
+
+
+def _parse(path: Path) -> dict[str, Any]:
+    return _loads(path, _read(path))
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, refusing what is not a small regular file (never blocks)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file (a dangling symlink?)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: is not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{path}: is {info.st_size} bytes; a config file over "
+                f"{MAX_CONFIG_BYTES} bytes is refused"
+            )
+        chunks = []
+        total = 0
+        while chunk := os.read(fd, 65536):
+            total += len(chunk)
+            if total > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{path}: grew past {MAX_CONFIG_BYTES} bytes while read")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _loads(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: values nested too deeply") from None
+
+
+# --- validation -----------------------------------------------------------------
+
+_KNOWN = {
+    "runs-dir",
+    "baselines-dir",
+    "artifacts",
+    "environment",
+    "silo-command",
+    "agent",
+    "jobs",
+    "timeout",
+    "volatile-exempt",
+    "ignore",
+    "environments",
+    "inputs",
+    "trace-events",
+    "tasks",
+}
+_OVERRIDE_KEYS = {"artifacts", "ignore", "volatile-exempt"}
+_ENVIRONMENT_KEYS = {"agent", "timeout", "silo-command"} | _OVERRIDE_KEYS
+
+
+def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | None) -> Config:
+    require_known_keys(table, _KNOWN, where)
+    artifacts = read_artifacts(table, where) or DEFAULT_ARTIFACTS
+    environments: dict[str, EnvironmentSettings] = {}
+    environment_overrides: dict[str, Overrides] = {}
+    for env, sub in read_table(table, "environments", where).items():
+        sub_where = f"{where} environments.{quote_key(env)}"
+        check_name(env, "environment name", sub_where)
+        if not isinstance(sub, dict):
+            raise ConfigError(f"{sub_where}: must be a table, not {describe_kind(sub)}")
+        require_known_keys(sub, _ENVIRONMENT_KEYS, sub_where)
+        command = read_strings(sub, "silo-command", sub_where)
+        environments[env] = EnvironmentSettings(
+            agent=read_path_string(sub, "agent", sub_where),
+            timeout=read_number(sub, "timeout", sub_where, maximum=MAX_TIMEOUT),
+            silo_command=tuple(command) if command else None,
+        )
+        overrides = _overrides(sub, sub_where)
+        if overrides != Overrides():
+            environment_overrides[env] = overrides
+    task_overrides: dict[TaskRef, Overrides] = {}
+    for text, sub in read_table(table, "tasks", where).items():
+        sub_where = f"{where} tasks.{quote_key(text)}"
+        if "~" in text:
+            raise ConfigError(f"{sub_where}: a task ref cannot contain '~' (variants use it)")
+        try:
+            ref = parse_ref(text)
+        except TaskRefError as exc:
+            raise ConfigError(f"{sub_where}: {exc.message}") from None
+        if not isinstance(sub, dict):
+            raise ConfigError(f"{sub_where}: must be a table, not {describe_kind(sub)}")
+        require_known_keys(sub, _OVERRIDE_KEYS, sub_where)
+        task_overrides[ref] = _overrides(sub, sub_where)
+    jobs = read_number(table, "jobs", where, maximum=MAX_JOBS)
+    if jobs is not None and jobs != int(jobs):
+        raise ConfigError(f"{where}: 'jobs' must be a whole number, not {jobs!r}")
+    command = read_strings(table, "silo-command", where)
+    environment = read_string(table, "environment", where)
+    if environment is not None:
+        check_name(environment, "'environment'", where)
+    runs_dir = read_path_string(table, "runs-dir", where) or ".silo/runs"
+    baselines_dir = read_path_string(table, "baselines-dir", where) or "baselines"
+    check_inside(baselines_dir, "baselines-dir", where)
+    return Config(
+        project=project,
+        runs_dir=project / runs_dir,
+        baselines_dir=project / baselines_dir,
+        artifacts=artifacts,
+        environment=environment,
+        silo_command=tuple(command) if command else DEFAULT_SILO_COMMAND,
+        agent=read_path_string(table, "agent", where),
+        jobs=int(jobs) if jobs is not None else None,
+        timeout=read_number(table, "timeout", where, maximum=MAX_TIMEOUT),
+        volatile_exempt=read_patterns(table, "volatile-exempt", where) or (),
+        ignore=read_patterns(table, "ignore", where) or (),
+        environments=environments,
+        source=source,
+        inputs=read_inputs(table, where),
+        trace_events=tuple(read_strings(table, "trace-events", where) or DEFAULT_TRACE_EVENTS),
+        task_overrides=task_overrides,
+        environment_overrides=environment_overrides,
+    )
+
+
+def _overrides(sub: dict[str, Any], where: str) -> Overrides:
+    return Overrides(
+        artifacts=read_artifacts(sub, where),
+        ignore=read_patterns(sub, "ignore", where),
+        volatile_exempt=read_patterns(sub, "volatile-exempt", where),
+    )

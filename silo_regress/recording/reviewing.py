@@ -1,0 +1,75 @@
+"""The review queue: what `silo-regress review` walks through, and what accepting means.
+
+Values and one write path only; the terminal dialogue lives in cli/review.py.
+Accepting writes the artifact from the very run that was compared (by its run
+name, not "the newest run now"), under the recorder's writer lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from silo_regress.errors import InputError
+from silo_regress.judging.direction import review_rank
+from silo_regress.judging.outcome import Outcome, Report, Verdict
+from silo_regress.project.config import Config
+from silo_regress.recording.acceptance import PathAcceptance, PathChoice
+from silo_regress.recording.recorder import Choice, Recording, record
+from silo_regress.runs.index import RunIndex, result_is_complete
+from silo_regress.store.baselines import BaselineStore
+
+# Verdicts a review can settle by recording the run: the others need a new run
+# (incomplete-run, missing-run) or a fix to the baselines (fmt, config).
+REVIEWABLE = (Verdict.CHANGED, Verdict.MISSING_BASELINE)
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The outcomes to review, regressions first, and the ones review cannot settle."""
+
+    items: tuple[Outcome, ...]
+    unsettled: tuple[Outcome, ...]
+
+
+def review_queue(report: Report) -> Queue:
+    """Changed results by direction (regression, mixed, improvement, drift), then new tasks."""
+    reviewable = [o for o in report.outcomes if o.verdict in REVIEWABLE]
+    order = {id(o): n for n, o in enumerate(reviewable)}
+    items = sorted(
+        reviewable,
+        key=lambda o: (o.verdict is not Verdict.CHANGED, review_rank(o.direction), order[id(o)]),
+    )
+    unsettled = [o for o in report.outcomes if not o.ok and o.verdict not in REVIEWABLE]
+    return Queue(items=tuple(items), unsettled=tuple(unsettled))
+
+
+def record_command(outcome: Outcome) -> str:
+    """The non-interactive way to accept ``outcome``."""
+    if outcome.verdict is Verdict.CHANGED and outcome.baseline_path:
+        return f"silo-regress record {outcome.baseline_path}"
+    return f"silo-regress record {outcome.task}"
+
+
+def accept(
+    config: Config,
+    store: BaselineStore,
+    index: RunIndex,
+    outcome: Outcome,
+    *,
+    pointers: Sequence[str] = (),
+) -> Recording:
+    """Record the outcome's artifact (or only ``pointers`` of it) from the compared run."""
+    run = index.find(outcome.run_name) if outcome.run_name else None
+    if run is None or not result_is_complete(run):
+        raise InputError(
+            f"{outcome.run_path or outcome.run_name}: the run this result was compared with "
+            "is gone or incomplete now; run `silo-regress review` again"
+        )
+    artifacts = (outcome.artifact,) if outcome.verdict is Verdict.CHANGED else ()
+    choice = Choice(ref=outcome.task, run=run, artifacts=artifacts)
+    # Each path is pinned to this artifact, so a pointer in neither side is refused
+    # by the splice before anything is written.
+    pinned = tuple(PathChoice(pointer=p, artifact=outcome.artifact) for p in pointers)
+    narrow = PathAcceptance(pinned) if pinned else None
+    return record(config, store, [choice], narrow=narrow)[0]

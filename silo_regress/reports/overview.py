@@ -1,0 +1,112 @@
+"""One row per task for ``status``: baselines, newest run, verdict, and loose ends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from silo_regress.judging.judge import check
+from silo_regress.judging.outcome import Report, Verdict
+from silo_regress.judging.targets import Target, ref_for_run, select_targets
+from silo_regress.project.config import Config
+from silo_regress.project.fingerprint import InputSnapshot
+from silo_regress.project.taskref import TaskRef
+from silo_regress.runs.index import RunIndex
+from silo_regress.store.baselines import BaselineSource
+
+# The verdict a task shows is its worst artifact's: the one that needs action first.
+_SEVERITY = [
+    Verdict.MATCH,
+    Verdict.CHANGED,
+    Verdict.MISSING_BASELINE,
+    Verdict.MISSING_RUN,
+    Verdict.INCOMPLETE_RUN,
+    Verdict.STALE_RUN,
+    Verdict.VOLATILE,
+    Verdict.NOT_CANONICAL,
+    Verdict.FORMAT_VERSION,
+]
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    task: TaskRef
+    environment: str | None
+    baselines: tuple[str, ...]  # artifacts with a baseline
+    newest_run: str | None
+    run_age_seconds: float | None
+    verdict: Verdict | None
+    # "", "untracked" (runs, no baseline), "orphaned" (baseline, no run), "ambiguous"
+    # (an unqualified baseline, runs in several environments, none configured) or
+    # "refused" (files named like baselines whose name maps to no task)
+    note: str
+    git_state: str = ""
+    variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
+
+
+@dataclass(frozen=True)
+class Status:
+    rows: tuple[StatusRow, ...]
+    report: Report
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Why each file named like a baseline names no task, as check words it."""
+        spelt = {r.task for r in self.rows if r.note == "refused"}
+        return tuple(o.detail or "" for o in self.report.outcomes if o.task in spelt)
+
+
+def build_status(
+    config: Config,
+    index: RunIndex,
+    source: BaselineSource,
+    *,
+    now: datetime | None = None,
+    inputs: InputSnapshot | None = None,
+) -> Status:
+    targets = select_targets(config, index, source)
+    report = check(config, index, source, targets=targets, inputs=inputs)
+    by_task: dict[TaskRef, list[Verdict]] = {}
+    for outcome in report.outcomes:
+        by_task.setdefault(outcome.task, []).append(outcome.verdict)
+    rows = [_tracked_row(t, index, by_task.get(t.ref, []), now) for t in targets]
+    covered = {t.key for t in targets if t.key is not None}
+    covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # one row says it
+    for environment, task_id in index.task_keys():
+        if (environment, task_id) in covered:
+            continue
+        newest = index.newest(environment, task_id)
+        ref = ref_for_run(config, index, environment, task_id)
+        rows.append(
+            StatusRow(
+                task=ref,
+                environment=environment,
+                baselines=(),
+                newest_run=newest.name if newest else None,
+                run_age_seconds=newest.age_seconds(now) if newest else None,
+                verdict=None,
+                note="untracked",
+            )
+        )
+    rows.sort(key=lambda r: (r.task.task_id, r.environment or ""))
+    return Status(rows=tuple(rows), report=report)
+
+
+def _tracked_row(
+    target: Target, index: RunIndex, verdicts: Sequence[Verdict], now: datetime | None
+) -> StatusRow:
+    newest = index.newest(*target.key) if target.key else None
+    verdict = max(verdicts, key=_SEVERITY.index) if verdicts else None
+    artifacts = [b.artifact for b in target.baselines] + [r.artifact for r in target.refused]
+    note = "ambiguous" if target.ambiguous else "orphaned" if newest is None else ""
+    return StatusRow(
+        task=target.ref,
+        environment=target.key[0] if target.key else target.ref.environment,
+        baselines=tuple(dict.fromkeys(artifacts)),
+        variants=tuple(artifacts.count(artifact) for artifact in dict.fromkeys(artifacts)),
+        newest_run=newest.name if newest else None,
+        run_age_seconds=newest.age_seconds(now) if newest else None,
+        verdict=verdict,
+        note="refused" if target.refused else note,
+    )

@@ -1,0 +1,546 @@
+"""Writes to the baselines directory: one writer at a time, a whole batch or nothing.
+
+Every writer (``record``, ``fmt``, variants, ``review``'s accept) holds the
+writer lock, ``BASELINES/.silo-regress-tmp/lock`` (an ``flock``, so a killed
+writer never leaves it held); readers never take it, because each file is
+replaced by a rename and is always either old or new. The same hidden directory
+holds the batch's temporary files and its journal. Its own ``.gitignore``
+(``*``) keeps them out of ``git add baselines/``, and the next writer removes
+whatever a killed one left there.
+
+A batch is committed in three steps: stage every new file (fsynced) and a hard
+link to every old one, write the journal naming them, then rename the new files
+into place with SIGINT and SIGTERM blocked. A signal that arrived meanwhile rolls
+the whole batch back before it is delivered; a ``kill -9`` part-way leaves the
+journal, and the next writer rolls that batch back before doing anything else.
+So a batch is all-or-nothing against anything short of a power cut between two
+renames, and even then the journal restores it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from silo_regress.errors import InputError
+from silo_regress.system.fsio import (
+    FileError,
+    default_mode,
+    describe,
+    fsync_directory,
+    is_temp_name,
+    kind_of,
+    read_optional,
+    stage,
+    temp_name,
+)
+
+WORK_DIR = ".silo-regress-tmp"
+LOCK_FILE = "lock"
+JOURNAL_FILE = "journal.json"
+LOCK_WAIT = 10.0  # seconds a writer waits for another to finish before giving up
+_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+_held: dict[str, int] = {}  # lock path -> depth, so a writer may call another writer
+_held_lock = threading.Lock()
+
+
+class LockHeldError(InputError):
+    """Another silo-regress process is writing the same baselines directory."""
+
+
+def containment_problem(root: Path, path: Path, *, project: Path | None = None) -> str | None:
+    """Why writing ``path`` would not stay inside the baselines directory ``root``.
+
+    The one rule every writer applies: ``path`` lies under ``root``; no component
+    from the project (or ``root``) down to ``path`` is a symbolic link, so nothing
+    a clone carries can send a write elsewhere; ``root`` itself is inside the
+    project; and ``path`` is absent or a regular file.
+    """
+    top = project if project is not None else root
+    if ".." in root.parts or ".." in path.parts:
+        return "the path holds '..'"
+    if project is not None and not _is_within(root, project):
+        return "the baselines directory lies outside the project"
+    if not _is_within(path, root) or path == root:
+        return "it lies outside the baselines directory"
+    if os.path.islink(root):
+        return "the baselines directory is a symbolic link (writes never follow one)"
+    current = top
+    for part in path.relative_to(top).parts:
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{current} cannot be examined: {exc.strerror or exc}"
+        if stat.S_ISLNK(info.st_mode):
+            return f"{_shown_part(current, top)} is a symbolic link (writes never follow one)"
+        if current == path:
+            return None if stat.S_ISREG(info.st_mode) else describe(kind_of(info.st_mode))
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{_shown_part(current, top)} is not a directory"
+    return None
+
+
+def _shown_part(path: Path, top: Path) -> str:
+    return path.relative_to(top).as_posix() if _is_within(path, top) and path != top else str(path)
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+# --- the work directory and the lock ----------------------------------------------
+
+
+def work_dir(root: Path) -> Path:
+    return root / WORK_DIR
+
+
+def _ensure_work_dir(root: Path, *, shown: str) -> Path:
+    work = work_dir(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        work.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{shown}/{WORK_DIR}: cannot create: {exc.strerror or exc}") from None
+    info = os.lstat(work)
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(
+            f"{shown}/{WORK_DIR}: {describe(kind_of(info.st_mode))}; silo-regress keeps its "
+            "lock and temporary files in this directory, so remove it"
+        )
+    ignore = work / ".gitignore"
+    if not os.path.lexists(ignore):
+        # Ignoring "*" ignores this .gitignore too: nothing in here is ever staged.
+        with contextlib.suppress(InputError, OSError):
+            temp = stage(work, temp_name(".gitignore"), b"*\n", mode=default_mode(), shown=shown)
+            os.replace(temp, ignore)
+    return work
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    command: str
+    since: str
+
+
+@contextlib.contextmanager
+def writer_lock(
+    root: Path, *, command: str, shown: str = "baselines", wait: float = LOCK_WAIT
+) -> Iterator[None]:
+    """Hold the baselines writer lock; re-entrant within one process.
+
+    On taking it, roll back a batch a killed writer left half done and remove
+    stale temporary files; on leaving, remove the work directory again, so a
+    finished writer leaves nothing but baselines. Raises :class:`LockHeldError`
+    naming the holder when another process keeps it longer than ``wait`` seconds.
+    """
+    lock_path = work_dir(root) / LOCK_FILE
+    key = str(lock_path)
+    with _held_lock:
+        depth = _held.get(key, 0)
+        _held[key] = depth + 1
+    if depth:
+        try:
+            yield
+        finally:
+            with _held_lock:
+                _held[key] -= 1
+        return
+    try:
+        fd = _acquire(root, command=command, shown=shown, wait=wait)
+    except BaseException:
+        with _held_lock:
+            del _held[key]
+        raise
+    try:
+        recover(root, shown=shown)
+        sweep(root)
+        yield
+    finally:
+        with _held_lock:
+            del _held[key]
+        _tidy(root)
+        os.close(fd)  # closing releases the flock
+
+
+def _acquire(root: Path, *, command: str, shown: str, wait: float) -> int:
+    """Open and flock the lock file, and make sure it is still the one at its path.
+
+    The last writer removes the lock file while holding it; a process that was
+    waiting on the removed file then holds a lock nobody else sees, so it checks
+    the inode after locking and starts again when the file was replaced.
+    """
+    lock_path = work_dir(root) / LOCK_FILE
+    label = f"{shown}/{WORK_DIR}/{LOCK_FILE}"
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    deadline = time.monotonic() + wait
+    while True:
+        _ensure_work_dir(root, shown=shown)
+        try:
+            fd = os.open(lock_path, flags, 0o666 & ~_umask())
+        except FileNotFoundError:
+            continue  # the work directory was removed by the writer before us
+        except OSError as exc:
+            raise InputError(
+                f"{label}: cannot open the writer lock: {exc.strerror or exc}"
+            ) from None
+        try:
+            _lock(fd, lock_path, label=label, deadline=deadline, wait=wait)
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.path.samestat(os.fstat(fd), os.lstat(lock_path))
+        except OSError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    record = {
+        "pid": os.getpid(),
+        "command": command,
+        "since": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(record).encode() + b"\n", 0)
+    return fd
+
+
+def _lock(fd: int, lock_path: Path, *, label: str, deadline: float, wait: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockHeldError(_held_message(label, read_holder(lock_path), wait)) from None
+            time.sleep(0.05)
+        except OSError as exc:
+            raise InputError(f"{label}: cannot take the writer lock: {exc.strerror}") from None
+
+
+def _tidy(root: Path) -> None:
+    """Remove the work directory, lock included, unless a journal must stay for recovery."""
+    work = work_dir(root)
+    if os.path.lexists(work / JOURNAL_FILE):
+        return
+    sweep(root)
+    # The .gitignore goes last: a kill between the two unlinks must not leave a
+    # lock file that nothing ignores, which `git add baselines` would stage.
+    for name in (LOCK_FILE, ".gitignore"):
+        with contextlib.suppress(OSError):
+            os.unlink(work / name)
+    with contextlib.suppress(OSError):
+        os.rmdir(work)
+
+
+def _umask() -> int:
+    return 0o666 & ~default_mode()
+
+
+def read_holder(lock_path: Path) -> Holder | None:
+    """Who holds the lock, as its holder wrote it (None when unknown)."""
+    try:
+        data = read_optional(lock_path, shown=str(lock_path), limit=4096, follow=False)
+        record = json.loads(data or b"null")
+        return Holder(int(record["pid"]), str(record["command"]), str(record["since"]))
+    except (InputError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _held_message(shown: str, holder: Holder | None, wait: float) -> str:
+    who = (
+        f"silo-regress {holder.command} (pid {holder.pid}, since {holder.since})"
+        if holder is not None
+        else "another silo-regress process"
+    )
+    return (
+        f"{shown}: {who} is writing these baselines; waited {wait:g} s. "
+        "Run one writer (record, fmt, accept) at a time"
+    )
+
+
+def sweep(root: Path) -> int:
+    """Remove temporary files a killed writer left; call only with the lock held."""
+    removed = 0
+    work = work_dir(root)
+    with contextlib.suppress(OSError), os.scandir(work) as entries:
+        for entry in entries:
+            if is_temp_name(entry.name) or entry.name.endswith(".old"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+    # Temporary files of 0.1 (".NAME.XXXX.tmp" beside the baseline) are swept too.
+    for directory in (root, *_subdirectories(root)):
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        if entry.is_file(follow_symlinks=False):
+                            os.unlink(entry.path)
+                            removed += 1
+    return removed
+
+
+def _subdirectories(root: Path) -> list[Path]:
+    found = []
+    with contextlib.suppress(OSError), os.scandir(root) as entries:
+        for entry in entries:
+            if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                found.append(Path(entry.path))
+    return found
+
+
+# --- the batch ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    target: Path
+    temp: Path
+    backup: Path | None  # a hard link to the old file; None when there was none
+    inode: tuple[int, int]  # (st_dev, st_ino) of the staged file, to know it later
+    digest: str  # SHA-256 of the new bytes, for recovery after a kill
+
+
+def commit(
+    root: Path,
+    files: Sequence[tuple[Path, bytes]],
+    *,
+    shown: Callable[[Path], str],
+    project: Path | None = None,
+    command: str = "record",
+) -> None:
+    """Write every file of the batch, or (on any failure or signal) none of them."""
+    if not files:
+        return
+    for path, _ in files:
+        problem = containment_problem(root, path, project=project)
+        if problem is not None:
+            raise FileError(f"{shown(path)}: refused: {problem}")
+    with writer_lock(root, command=command, shown=shown(root)):
+        entries = _stage_all(root, files, shown=shown)
+        try:
+            _journal(root, entries, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}")
+            _rename_all(root, entries, shown=shown)
+        except BaseException:
+            _discard(root, entries)
+            raise
+        _forget(root, entries)
+
+
+def _stage_all(
+    root: Path, files: Sequence[tuple[Path, bytes]], *, shown: Callable[[Path], str]
+) -> list[_Entry]:
+    work = work_dir(root)
+    entries: list[_Entry] = []
+    try:
+        for path, data in files:
+            if not path.parent.is_dir():
+                try:
+                    _make_dirs(root, path.parent)
+                except OSError as exc:
+                    raise FileError(f"{shown(path)}: cannot write: {exc.strerror}") from None
+                except FileError:
+                    raise FileError(
+                        f"{shown(path.parent)}: not a directory (or a symbolic link)"
+                    ) from None
+            old_mode = _old_mode(path, shown=shown(path))
+            mode = old_mode if old_mode is not None else default_mode()
+            temp = stage(work, temp_name(path.name), data, mode=mode, shown=shown(path))
+            info = os.stat(temp)
+            backup = None
+            if old_mode is not None:
+                backup = work / f"{temp.name[: -len('.tmp')]}.old"
+                try:
+                    os.link(path, backup)
+                except OSError:
+                    # No hard links here (some FUSE file systems): keep a copy instead.
+                    old = read_optional(path, shown=shown(path), follow=False)
+                    stage(work, backup.name, old or b"", mode=old_mode, shown=shown(path))
+            entries.append(
+                _Entry(
+                    target=path,
+                    temp=temp,
+                    backup=backup,
+                    inode=(info.st_dev, info.st_ino),
+                    digest=hashlib.sha256(data).hexdigest(),
+                )
+            )
+    except BaseException:
+        _discard(root, entries)
+        raise
+    return entries
+
+
+def _make_dirs(root: Path, directory: Path) -> None:
+    """Create the environment directory (containment was checked: it is under root)."""
+    root.mkdir(parents=True, exist_ok=True)
+    current = root
+    for part in directory.relative_to(root).parts:
+        current = current / part
+        with contextlib.suppress(FileExistsError):
+            current.mkdir()
+        if os.path.islink(current) or not current.is_dir():
+            raise FileError(f"{current}: not a directory (or a symbolic link)")
+
+
+def _old_mode(path: Path, *, shown: str) -> int | None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FileError(f"{shown}: cannot write: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = kind_of(info.st_mode)
+        raise FileError(f"{shown}: {describe(kind)}, so it is not replaced", kind=kind)
+    return stat.S_IMODE(info.st_mode)
+
+
+def _journal(root: Path, entries: Sequence[_Entry], *, shown: str) -> None:
+    work = work_dir(root)
+    document = [
+        {
+            "target": str(e.target.relative_to(root)),
+            "backup": e.backup.name if e.backup is not None else None,
+            "sha256": e.digest,
+        }
+        for e in entries
+    ]
+    data = json.dumps(document, indent=0).encode()
+    temp = stage(work, temp_name(JOURNAL_FILE), data, mode=0o644, shown=shown)
+    try:
+        os.replace(temp, work / JOURNAL_FILE)
+    except OSError as exc:
+        raise FileError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+    fsync_directory(work)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[Callable[[], bool]]:
+    """Block SIGINT and SIGTERM; yield a probe telling whether one is waiting."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    # A signal the process ignores (SIGINT in a job started with `&`) is still
+    # queued while blocked, but lifting the mask discards it: it must not undo a
+    # batch the command then reports as written.
+    heeded = {s for s in _SIGNALS if signal.getsignal(s) is not signal.SIG_IGN}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield lambda: bool(signal.sigpending() & heeded)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _rename_all(root: Path, entries: Sequence[_Entry], *, shown: Callable[[Path], str]) -> None:
+    with _signals_held() as interrupted:
+        current = root
+        try:
+            for entry in entries:
+                current = entry.target
+                os.replace(entry.temp, entry.target)
+            for directory in dict.fromkeys(e.target.parent for e in entries):
+                fsync_directory(directory)
+        except BaseException as exc:
+            _roll_back(entries)
+            if isinstance(exc, OSError):
+                raise FileError(
+                    f"{shown(current)}: cannot write: {exc.strerror or exc}; "
+                    "no baseline was changed"
+                ) from None
+            raise
+        if interrupted():
+            # Delivered when the mask is lifted, after this: the batch is undone first.
+            _roll_back(entries)
+
+
+def _roll_back(entries: Sequence[_Entry]) -> None:
+    """Put back every file of the batch that holds the staged bytes; the rest are old."""
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            info = os.lstat(entry.target)
+            if (info.st_dev, info.st_ino) != entry.inode:
+                continue
+            if entry.backup is not None:
+                os.replace(entry.backup, entry.target)
+            else:
+                os.unlink(entry.target)
+    with contextlib.suppress(OSError):
+        for directory in dict.fromkeys(e.target.parent for e in entries):
+            fsync_directory(directory)
+
+
+def _discard(root: Path, entries: Sequence[_Entry]) -> None:
+    for entry in entries:
+        for path in (entry.temp, entry.backup):
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.unlink(work_dir(root) / JOURNAL_FILE)
+
+
+def _forget(root: Path, entries: Sequence[_Entry]) -> None:
+    """The commit point: once the journal is gone the batch stays."""
+    with contextlib.suppress(OSError):
+        os.unlink(work_dir(root) / JOURNAL_FILE)
+    fsync_directory(work_dir(root))
+    for entry in entries:
+        if entry.backup is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.backup)
+
+
+def recover(root: Path, *, shown: str = "baselines") -> int:
+    """Roll back the batch a killed writer left half renamed; the number of files put back.
+
+    Only files that still hold that batch's bytes are touched: a file someone
+    changed since is theirs.
+    """
+    work = work_dir(root)
+    path = work / JOURNAL_FILE
+    try:
+        data = read_optional(path, shown=f"{shown}/{WORK_DIR}/{JOURNAL_FILE}", follow=False)
+        document = json.loads(data) if data is not None else None
+    except (InputError, ValueError):
+        document = None
+    restored = 0
+    for item in document if isinstance(document, list) else []:
+        with contextlib.suppress(Exception):
+            target = root / str(item["target"])
+            if containment_problem(root, target) is not None:
+                continue
+            current = read_optional(target, shown=str(target), follow=False)
+            if current is None or hashlib.sha256(current).hexdigest() != item["sha256"]:
+                continue
+            backup = item.get("backup")
+            if backup:
+                old = work / Path(str(backup)).name
+                if os.path.lexists(old):
+                    os.replace(old, target)
+                    restored += 1
+            else:
+                os.unlink(target)
+                restored += 1
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    return restored

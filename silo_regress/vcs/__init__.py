@@ -1,0 +1,5 @@
+"""Git, read-only: the repository of a project, its index, its commits, its history.
+
+- :mod:`.worktreeblobs`: working-tree files that are byte for byte the objects git tracks;
+- :mod:`.gitio`: the only module that imports GitPython (lazily), and what is read through it.
+"""
