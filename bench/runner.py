@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE_SILO = ROOT / "tests" / "fake_silo.py"
+FAKE_SILO = ROOT / "tests" / "support" / "fake_silo.py"
 SILO_REGRESS = Path(sys.executable).with_name("silo-regress")
 
 if "--tree" in sys.argv:  # the inner process of --against: measure that checkout

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from faultkit import Trial, Verdict, build, reset, run_trial
-from silofixture import SiloProject
+from support.faultkit import Trial, Verdict, build, reset, run_trial
+from support.silofixture import SiloProject
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
 

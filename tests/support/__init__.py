@@ -1,0 +1,1 @@
+"""Helpers shared by every tier: projects, git repositories, the stand-in Silo, faults."""
