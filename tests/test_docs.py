@@ -131,7 +131,7 @@ def test_commands_md_is_up_to_date() -> None:
     current = (DOCS / "commands.md").read_text(encoding="utf-8")
     assert gen_cli.updated(current) == current, (
         "docs/commands.md is out of date with the commands' --help; "
-        "regenerate it with: python docs/gen_cli.py"
+        f"regenerate it with: {gen_cli.REGENERATE}"
     )
 
 
@@ -160,7 +160,7 @@ def test_every_command_has_a_section_in_commands_md() -> None:
     visible = {name for name, command in _commands().items() if _visible(command)}
     assert {"record", "check", "fmt", "status", "diff"} <= visible
     missing = sorted(visible - sections)
-    assert not missing, f"docs/commands.md has no section for {missing}: python docs/gen_cli.py"
+    assert not missing, f"docs/commands.md has no section for {missing}: {_gen_cli().REGENERATE}"
     gone = sorted(sections - visible)
     assert not gone, f"docs/commands.md documents commands that no longer exist: {gone}"
 
