@@ -133,13 +133,15 @@ def test_ci_example_fails_on_a_change(tmp_path: Path, capsys: pytest.CaptureFixt
     capsys.readouterr()
 
 
-def test_readme_ci_section_runs(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("<!-- section:ci -->", 1)[1]
+def test_docs_ci_section_runs(tmp_path: Path) -> None:
+    recipes = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = recipes.split("<!-- section:ci -->", 1)[1]
     blocks = section.split("```yaml")[1:]
-    assert len(blocks) == 2
+    assert len(blocks) == 2  # the sharded GitHub Actions and GitLab CI shapes
     for block in blocks:
         yaml.safe_load(block.split("```", 1)[0])
+    for block in recipes.split("```yaml")[1:]:  # every other recipe on the page parses too
+        assert yaml.safe_load(block.split("```", 1)[0])
 
 
 def test_standalone_example_records_the_root_baselines(

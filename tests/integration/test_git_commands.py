@@ -482,7 +482,7 @@ def test_status_marks_git_states(tmp_path: Path) -> None:
 
 
 def test_readme_log_example(tmp_path: Path) -> None:
-    """The README's `log` output, reproduced on the bundled example's TASK-002."""
+    """docs/git.md's `log` output, reproduced on the bundled example's TASK-002."""
     root = tmp_path / "crm-demo"
     shutil.copytree(Path(__file__).parents[2] / "examples" / "crm-demo" / ".silo", root / ".silo")
     (root / "pyproject.toml").write_text("[tool.silo-regress]\n")

@@ -596,9 +596,10 @@ def test_progress_bar_on_a_terminal(tmp_path: Path, control: Path) -> None:
     assert b"crm-west/TASK-001: passed" in stdout
 
 
-def test_readme_runner_config_example_is_valid(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("<!-- snippet:runner-config -->\n```toml\n", 1)[1].split("```", 1)[0]
+def test_docs_runner_config_example_is_valid(tmp_path: Path) -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "runner.md"
+    marker = "<!-- snippet:runner-config -->\n```toml\n"
+    block = page.read_text(encoding="utf-8").split(marker, 1)[1].split("```", 1)[0]
     root = tmp_path / "project"
     root.mkdir()
     (root / "pyproject.toml").write_text(block, encoding="utf-8")

@@ -75,9 +75,13 @@ def system_path() -> str:
 
 
 def readme_snippet(name: str) -> str:
-    """The fenced block after ``<!-- snippet:NAME -->`` in the README, as users copy it."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    """The fenced block after ``<!-- snippet:NAME -->`` in the README or docs/, as users copy it."""
+    root = Path(__file__).resolve().parents[2]
     marker = f"<!-- snippet:{name} -->\n```"
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    found = [text for page in pages if marker in (text := page.read_text(encoding="utf-8"))]
+    assert len(found) == 1, f"snippet {name!r} is in {len(found)} pages, not 1"
+    text = found[0]
     start = text.index(marker)
     body = text.index("\n", start + len(marker)) + 1
     return text[body : text.index("```\n", body)]
