@@ -16,7 +16,14 @@ PACKAGE = ROOT / "silo_regress"
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+    # Under `pytest --cov`, coverage starts in every Python child (patch = subprocess) and
+    # imports hashlib, threading and more: what start-up imports is measured without it.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NO_COLOR", "PYTHONPATH", "COVERAGE_PROCESS_CONFIG")
+        and not k.startswith("COV_CORE_")
+    }
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
