@@ -74,9 +74,10 @@ def system_path() -> str:
     return f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
 
 
-def readme_snippet(name: str) -> str:
-    """The fenced block after ``<!-- snippet:NAME -->`` in the README, as users copy it."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+def readme_snippet(name: str, *, document: str = "README.md") -> str:
+    """The fenced block after ``<!-- snippet:NAME -->`` in the README (or another
+    document of the repository), as users copy it."""
+    text = (Path(__file__).resolve().parents[1] / document).read_text(encoding="utf-8")
     marker = f"<!-- snippet:{name} -->\n```"
     start = text.index(marker)
     body = text.index("\n", start + len(marker)) + 1
