@@ -219,7 +219,7 @@ def test_init_workflow_without_a_lockfile_installs_and_says_when_node_is_missing
     empty.mkdir()
     done = run_workflow(workflow, workspace, tmp_path, path=str(empty))
     assert len(done) == 1
-    name, code, output = done[0]
+    _name, code, output = done[0]
     assert code == 1
     assert output == (
         "::error title=silo-regress::npm is not on PATH: this job needs Node "

@@ -278,7 +278,8 @@ def _yaml(text: str) -> str:
         and ": " not in text
         and " #" not in text
         and text[0] not in "!&*[]{}|>'\"%@`#,?:"
-        and not text.startswith(("- ", "-\t")) and text != "-"
+        and not text.startswith(("- ", "-\t"))
+        and text != "-"
         and not text.endswith(":")
         and not re.fullmatch(r"(?i)true|false|yes|no|on|off|null|~|[-+.0-9e]+", text)
     )
@@ -423,7 +424,7 @@ def find_node(project: Path, *, top: Path | None) -> NodeSetup | None:
 # The first command of the Node step: on a runner without Node, say what is missing
 # instead of "npm: command not found" (exit 127) deep in the log.
 NEED_NODE = (
-    "command -v npm >/dev/null 2>&1 || { echo \"::error title=silo-regress::npm is not on "
+    'command -v npm >/dev/null 2>&1 || { echo "::error title=silo-regress::npm is not on '
     "PATH: this job needs Node (actions/setup-node) to install the project's packages and "
     'run Silo"; exit 1; }'
 )
