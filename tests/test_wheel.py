@@ -175,3 +175,35 @@ def test_installed_wheel_sets_up_records_and_gates_the_example(
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert "CHANGED  TASK-002 (crm-west)  result.json" in blocked.stdout
     assert "or skip this hook once: SKIP=silo-regress-check git commit" in blocked.stdout
+
+
+def test_pipx_installs_the_release_tag_from_a_git_url(tmp_path: Path) -> None:
+    """slow: `pipx install git+URL@v0.3.0`, as docs/install.md says, from a repository
+    whose tag is the one the snippets name."""
+    from silo_regress.recording.scaffold import release_tag
+
+    source = _source_copy(tmp_path / "silo-regress")
+    git_init(source)
+    git(source, "add", "-A")
+    run(source, "git", "commit", "-qm", "release")
+    git(source, "tag", release_tag())
+    home = tmp_path / "pipx"
+    env = {
+        **USER_ENVIRONMENT,
+        "PIPX_HOME": str(home),
+        "PIPX_BIN_DIR": str(home / "bin"),
+        "PIPX_MAN_DIR": str(home / "man"),
+    }
+    pipx = Path(sys.executable).parent / "pipx"
+    done = subprocess.run(
+        [str(pipx), "install", f"git+file://{source}@{release_tag()}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    version = subprocess.run(
+        [str(home / "bin" / "silo-regress"), "--version"], capture_output=True, text=True
+    )
+    assert version.stdout == f"silo-regress {__version__}\n"
