@@ -208,3 +208,53 @@ def test_lefthook_commands_block_a_regression_at_the_monorepo_root(tmp_path: Pat
         skip_line="or skip the hook once: git commit --no-verify",
     )
     assert shutil.which("sh")
+
+
+# A project directory a shell would run if a snippet pasted it unquoted.
+HOSTILE = "we ird $(touch PWNED) 'q' #x/crm: a"
+
+
+def test_snippets_for_a_project_path_with_spaces_and_shell_characters(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    project_dir = top / HOSTILE
+    project_dir.mkdir(parents=True)
+    git_init(top)
+    (project_dir / "package.json").write_text('{"name": "crm"}\n')
+    project = SiloProject(root=project_dir, runs_dir=project_dir / ".silo" / "runs")
+    result = project.cli("init")
+    assert result.exit_code == 0, result.output
+    local, remote, husky, lefthook, workflow = printed_blocks(result.stdout)
+    hooks = yaml.safe_load(local)["repos"][0]["hooks"]
+    for hook in hooks:
+        words = shlex.split(hook["entry"])
+        assert words[words.index("--project") + 1] == HOSTILE
+    assert re.search(hooks[0]["files"], f"{HOSTILE}/baselines/TASK-001.result.json")
+    assert yaml.safe_load(remote)["repos"][0]["hooks"][1]["args"] == ["--project", HOSTILE]
+    steps = yaml.safe_load(workflow)["jobs"]["silo-regress"]["steps"]
+    assert steps[2]["working-directory"] == HOSTILE
+    assert steps[-1]["with"]["project"] == HOSTILE
+    commands = yaml.safe_load(lefthook)["pre-commit"]["commands"]
+    assert commands["silo-regress-fmt"]["glob"] == f"{HOSTILE}/baselines/**/*.json"
+
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    commit_all(top, "Set up")
+    (top / ".pre-commit-config.yaml").write_text(local)
+    home = tmp_path / "pre-commit-home"
+    env = {"PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    run(top, BIN / "pre-commit", "install", env=env)
+    project.add_run("TASK-001", result=make_result(passed=False, reward=0.5))
+    code, output = _commit(top, "Blocked", env=env, path=system_path())
+    assert code == 1, output
+    assert "    - reward 1 -> 0.5" in output
+    done = subprocess.run(
+        ["sh", "-e", "-c", husky],
+        cwd=top,
+        env={"PATH": system_path()},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "    - reward 1 -> 0.5" in done.stdout
+    assert not list(tmp_path.rglob("PWNED"))

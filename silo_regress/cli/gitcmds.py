@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -145,7 +146,11 @@ def init(
     if write:
         steps.append(scaffold.write_new_file(workflow_path, workflow, what="GitHub Actions"))
     for step in steps:
-        out(f"{step.state.value:<10} {config.relative(step.path)}: {step.what}\n")
+        # The workflow lies at the top of the repository, outside a monorepo's project.
+        shown = config.relative(step.path)
+        if os.path.isabs(shown):
+            shown = os.path.relpath(step.path, config.project)
+        out(f"{step.state.value:<10} {shown}: {step.what}\n")
     at = f"the top of the repository ({top})" if layout.prefix else "the top of the repository"
     out(
         f"\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml at {at} "
