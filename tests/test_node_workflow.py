@@ -200,7 +200,8 @@ def test_init_workflow_fails_a_pull_request_that_changes_behaviour(tmp_path: Pat
     summary = (tmp_path / "runner-temp" / "step-summary.md").read_text()
     assert "| `TASK-001` | `result.json` | changed |" in summary  # diff --from
     assert "## silo-regress check: ❌ failed" in summary
-    assert "::error file=baselines/TASK-001.result.json" in done[-1][2]
+    # Annotated where GitHub finds the file: from the top of the repository.
+    assert "::error file=agents/crm/baselines/TASK-001.result.json,line=" in done[-1][2]
 
 
 def test_init_workflow_without_a_lockfile_installs_and_says_when_node_is_missing(
