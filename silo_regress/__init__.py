@@ -1,3 +1,3 @@
 """silo-regress: byte-exact behaviour baselines for Silo agent runs."""
 
-__version__ = "0.2.0.dev0"  # what provenance records name; pyproject reads it here
+__version__ = "0.3.0"  # what provenance records name; pyproject reads it here

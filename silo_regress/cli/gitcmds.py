@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -86,18 +87,31 @@ def log(
 
 @app.command()
 @handled
-def init(ctx: typer.Context) -> int:
+def init(
+    ctx: typer.Context,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Also write the GitHub Actions workflow to .github/workflows/silo-regress.yml "
+            "(an existing one is left as it is).",
+        ),
+    ] = False,
+) -> int:
     """Set a repository up for silo-regress; running it again changes nothing.
 
     Writes silo-regress.toml (or adds [tool.silo-regress] to an existing
     pyproject.toml) with the environment and agent it can infer, writes
     baselines/.gitattributes (git never converts baseline bytes; diffs as text),
-    adds .silo/ to .gitignore, then prints a .pre-commit-config.yaml and a GitHub
-    Actions job to copy.
+    adds .silo/ (and .venv/, when the project holds one) to .gitignore, then prints
+    the pre-commit, husky and lefthook hooks and a GitHub Actions workflow to copy,
+    each naming the project when it sits below the top of the repository.
     """
+    from silo_regress.errors import GitError
     from silo_regress.project.config import NoProjectError, find_project, load_config
     from silo_regress.recording import scaffold
     from silo_regress.runs.cache import index_runs
+    from silo_regress.vcs import gitio
 
     g = globals_of(ctx)
     project = g.project.resolve()
@@ -118,15 +132,42 @@ def init(ctx: typer.Context) -> int:
     config = load_config(project)
     steps.append(scaffold.write_gitattributes(config.baselines_dir))
     steps.append(scaffold.ignore_runs(project))
+    venv = scaffold.ignore_venv(project)
+    if venv is not None:
+        steps.append(venv)
+    try:
+        top: Path | None = gitio.find_repository(project).root
+    except GitError:
+        top = None  # not in git (yet): snippets as for the top of a repository
+    layout = scaffold.layout_of(config, top=top)
+    node = scaffold.find_node(project, top=top)
+    workflow = scaffold.workflow(layout, node)
+    workflow_path = (top or project) / scaffold.WORKFLOW_PATH
+    if write:
+        steps.append(scaffold.write_new_file(workflow_path, workflow, what="GitHub Actions"))
     for step in steps:
-        out(f"{step.state.value:<10} {config.relative(step.path)}: {step.what}\n")
+        # The workflow lies at the top of the repository, outside a monorepo's project.
+        shown = config.relative(step.path)
+        if os.path.isabs(shown):
+            shown = os.path.relpath(step.path, config.project)
+        out(f"{step.state.value:<10} {shown}: {step.what}\n")
+    at = f"the top of the repository ({top})" if layout.prefix else "the top of the repository"
     out(
-        "\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml "
+        f"\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml at {at} "
         "and run `pre-commit install`\n(or run `silo-regress install-hook` for a plain git "
         "hook):\n\n"
-        + _indent(scaffold.pre_commit_snippet(config))
-        + "\nCheck every push and pull request: .github/workflows/behaviour.yml\n\n"
-        + _indent(scaffold.actions_job())
+        + _indent(scaffold.pre_commit_snippet(config, layout))
+        + "\nOr let pre-commit install silo-regress itself, pinned to this release (repo: "
+        "where you get silo-regress from):\n\n"
+        + _indent(scaffold.pre_commit_remote_snippet(layout))
+        + "\nWith husky instead, .husky/pre-commit:\n\n"
+        + _indent(scaffold.husky_snippet(layout))
+        + "\nWith lefthook instead, lefthook.yml:\n\n"
+        + _indent(scaffold.lefthook_snippet(layout))
+        + f"\nCheck every push and pull request: {scaffold.WORKFLOW_PATH}"
+        + (" (written above)" if write else " (`silo-regress init --write` writes it)")
+        + f"; {scaffold.ACTION} is the GitHub repository you get silo-regress from:\n\n"
+        + _indent(workflow)
     )
     return 0
 

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from silo_regress import __version__
 from silo_regress.canon.pointer import PathPattern
 from silo_regress.errors import ConfigError, TaskRefError
 from silo_regress.project.configvalues import (
     check_inside,
     check_name,
+    check_required_version,
     describe_kind,
     quote_key,
     read_artifacts,
@@ -130,6 +132,7 @@ class Config:
     trace_events: tuple[str, ...] = DEFAULT_TRACE_EVENTS
     task_overrides: dict[TaskRef, Overrides] = field(default_factory=dict)
     environment_overrides: dict[str, Overrides] = field(default_factory=dict)
+    required_version: str | None = None  # checked against the running version on load
 
     @functools.cached_property
     def _project_text(self) -> tuple[str, str]:
@@ -399,12 +402,16 @@ _KNOWN = {
     "inputs",
     "trace-events",
     "tasks",
+    "required-version",
 }
 _OVERRIDE_KEYS = {"artifacts", "ignore", "volatile-exempt"}
 _ENVIRONMENT_KEYS = {"agent", "timeout", "silo-command"} | _OVERRIDE_KEYS
 
 
 def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | None) -> Config:
+    # First: a config written for another version may hold keys this one does not know,
+    # and "install 0.4" is the answer then, not "unknown key".
+    required_version = check_required_version(table, where, running=__version__)
     require_known_keys(table, _KNOWN, where)
     artifacts = read_artifacts(table, where) or DEFAULT_ARTIFACTS
     environments: dict[str, EnvironmentSettings] = {}
@@ -465,6 +472,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         trace_events=tuple(read_strings(table, "trace-events", where) or DEFAULT_TRACE_EVENTS),
         task_overrides=task_overrides,
         environment_overrides=environment_overrides,
+        required_version=required_version,
     )
 
 

@@ -184,3 +184,33 @@ def read_inputs(table: dict[str, Any], where: str) -> tuple[str, ...]:
                 "root, without '..'"
             )
     return tuple(globs)
+
+
+def check_required_version(table: dict[str, Any], where: str, *, running: str) -> str | None:
+    """``required-version``: a PEP 440 specifier the running silo-regress must satisfy,
+    as ruff's is; a bare version means exactly that one. The specifier, or None."""
+    text = read_string(table, "required-version", where)
+    if text is None:
+        return None
+    wanted = text.strip()
+    if re.fullmatch(r"\d[\w.+!-]*", wanted):
+        wanted = f"=={wanted}"
+    if wanted == f"=={running}":  # the usual pin: no need to load packaging
+        return wanted
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        specifier = SpecifierSet(wanted)
+    except InvalidSpecifier:
+        raise ConfigError(
+            f"{where}: 'required-version' = {show_value(text)} is not a version specifier "
+            '(write e.g. ">=0.3,<0.4" or "==0.3.0")'
+        ) from None
+    if not specifier.contains(running, prereleases=True):
+        requirement = f"silo-regress{specifier}"
+        raise ConfigError(
+            f"{where}: required-version {show_value(text)} does not admit this silo-regress, "
+            f"{running}; install the required one, e.g. pip install '{requirement}' in the "
+            f"project's virtualenv, or pipx install --force '{requirement}'"
+        )
+    return wanted

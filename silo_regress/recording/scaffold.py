@@ -15,6 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from silo_regress import __version__
 from silo_regress.errors import ConfigError, InputError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 from silo_regress.project.config import Config
@@ -29,6 +30,13 @@ GITATTRIBUTES = (
 )
 IGNORE_LINE = ".silo/"
 _IGNORE_FORMS = {".silo", ".silo/", "/.silo", "/.silo/", ".silo/*", "/.silo/*"}
+VENV_LINE = ".venv/"
+_VENV_FORMS = {".venv", ".venv/", "/.venv", "/.venv/", ".venv/*", "/.venv/*"}
+WORKFLOW_PATH = ".github/workflows/silo-regress.yml"
+# Where users get silo-regress from. It has no public home yet: the printed snippets
+# name these placeholders, and init's output says to replace them.
+SOURCE_URL = "https://git.example.com/tools/silo-regress"
+ACTION = "OWNER/silo-regress"
 HOOK_MARKER = "# silo-regress: installed by `silo-regress install-hook`"
 HOOK_COMMAND = ("check", "--staged", "--allow-no-runs")
 
@@ -37,6 +45,12 @@ class StepState(enum.StrEnum):
     CREATED = "created"
     UPDATED = "updated"
     UNCHANGED = "unchanged"
+    KEPT = "kept"  # someone else's file, left as it is
+
+
+def release_tag(version: str = __version__) -> str:
+    """The git tag the release of ``version`` creates: v0.3.0 (a .devN names its release)."""
+    return "v" + re.sub(r"\.dev\d+$", "", version)
 
 
 @dataclass(frozen=True)
@@ -149,6 +163,28 @@ def ignore_runs(project: Path) -> Step:
     )
 
 
+def ignore_venv(project: Path) -> Step | None:
+    """``.venv/`` in .gitignore when the project holds one (the install line makes it):
+    a committed virtualenv is thousands of files that only work on one machine."""
+    if not (project / ".venv").is_dir():
+        return None
+    return _ensure_line(
+        project / ".gitignore", VENV_LINE, present=_VENV_FORMS, what=f"{VENV_LINE} ignored"
+    )
+
+
+def write_new_file(path: Path, text: str, *, what: str) -> Step:
+    """Write ``path`` unless it exists: a file someone edited is theirs (KEPT)."""
+    existing = _read_text(path)
+    if existing == text:
+        return Step(path, StepState.UNCHANGED, what)
+    if existing is not None:
+        return Step(path, StepState.KEPT, what + " (differs: delete it to have it rewritten)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text.encode())
+    return Step(path, StepState.CREATED, what)
+
+
 def _ensure_line(path: Path, line: str, *, present: Collection[str], what: str) -> Step:
     """Create ``path`` holding ``line``, or append it unless a form of it is there."""
     existing = _read_text(path)
@@ -177,37 +213,108 @@ def _with_newline(text: str) -> str:
 # --- snippets ----------------------------------------------------------------------
 
 
-def _files_pattern(config: Config) -> str:
-    return "^" + re.escape(config.relative(config.baselines_dir)) + "/.*\\.json$"
+@dataclass(frozen=True)
+class Layout:
+    """Where the project sits in its git repository, as hooks and CI jobs must name it:
+    they run at the top of the repository, not in the project."""
+
+    prefix: str  # the project from the top of the repository, "/"-separated; "" at the top
+    baselines: str  # the baselines directory from the top of the repository
+
+    @property
+    def project_args(self) -> tuple[str, ...]:
+        return ("--project", self.prefix) if self.prefix else ()
+
+    def files_pattern(self) -> str:
+        """The ``files:`` regex pre-commit matches against paths from the repository top."""
+        return "^" + re.escape(self.baselines) + "/.*\\.json$"
 
 
-# A local hook with a bare `silo-regress` entry fails every commit made where the
-# virtualenv is not on PATH (an IDE, a GUI client, a fresh shell). The entry looks on
-# PATH first, then in the project's usual virtualenv folders, and says how to go on
-# when it finds neither, instead of pre-commit's "Executable not found".
-FIND_TOOL = (
-    'sh -c \'if command -v silo-regress >/dev/null 2>&1; then exec silo-regress "$@"; fi;'
-    " for t in .venv/bin/silo-regress venv/bin/silo-regress; do"
-    ' if [ -x "$t" ]; then exec "$t" "$@"; fi; done;'
-    ' echo "silo-regress is not on PATH nor in .venv/bin or venv/bin; install it there,'
-    " or skip this hook once with SKIP=$0 git commit\" >&2; exit 1'"
-)
+def layout_of(config: Config, *, top: Path | None) -> Layout:
+    """``config``'s project seen from ``top``, the top of its git repository (None: none)."""
+    baselines = config.relative(config.baselines_dir)
+    if top is None:
+        return Layout(prefix="", baselines=baselines)
+    prefix = os.path.relpath(config.project, top).replace(os.sep, "/")
+    prefix = "" if prefix == "." else prefix
+    return Layout(prefix=prefix, baselines=f"{prefix}/{baselines}" if prefix else baselines)
 
 
-def pre_commit_snippet(config: Config) -> str:
-    """A ``.pre-commit-config.yaml`` running the silo-regress installed for this project."""
+# Characters a path may hold and still be written bare inside the finder's sh -c
+# script, which is itself single-quoted in the YAML entry.
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._/@+-]+")
+
+
+def find_tool(layout: Layout, *, skip: str = "SKIP=$0 git commit") -> str:
+    """A shell finder: silo-regress on PATH, else in a usual virtualenv folder.
+
+    A local hook with a bare `silo-regress` entry fails every commit made where the
+    virtualenv is not on PATH (an IDE, a GUI client, a fresh shell). The entry looks on
+    PATH first, then in the project's and the repository's usual virtualenv folders, and
+    says how to go on when it finds neither, instead of "Executable not found".
+    """
+    folders = [".venv/bin", "venv/bin"]
+    if layout.prefix and _SAFE_PATH.fullmatch(layout.prefix):
+        folders = [f"{layout.prefix}/{f}" for f in folders] + folders
+    shown = ", ".join(folders[:-1]) + " or " + folders[-1]
+    candidates = " ".join(f"{f}/silo-regress" for f in folders)
+    return (
+        'sh -c \'if command -v silo-regress >/dev/null 2>&1; then exec silo-regress "$@"; fi;'
+        f" for t in {candidates}; do"
+        ' if [ -x "$t" ]; then exec "$t" "$@"; fi; done;'
+        f' echo "silo-regress is not on PATH nor in {shown}; install it there,'
+        f" or skip this hook once with {skip}\" >&2; exit 1'"
+    )
+
+
+FIND_TOOL = find_tool(Layout(prefix="", baselines="baselines"))
+
+
+def _yaml(text: str) -> str:
+    """``text`` as a YAML scalar: bare when YAML reads it back unchanged, else quoted."""
+    plain = (
+        text
+        and text == text.strip()
+        and ": " not in text
+        and " #" not in text
+        and text[0] not in "!&*[]{}|>'\"%@`#,?:"
+        and not text.startswith(("- ", "-\t"))
+        and text != "-"
+        and not text.endswith(":")
+        and not re.fullmatch(r"(?i)true|false|yes|no|on|off|null|~|[-+.0-9e]+", text)
+    )
+    return text if plain else "'" + text.replace("'", "''") + "'"
+
+
+def _words(args: Collection[str]) -> str:
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def pre_commit_snippet(config: Config, layout: Layout | None = None) -> str:
+    """A ``.pre-commit-config.yaml`` running the silo-regress installed for this project.
+
+    pre-commit reads it at the top of the repository and runs hooks there: a project
+    below the top is named with --project, and the fmt hook's ``files:`` is the
+    baselines directory seen from the top.
+    """
+    layout = layout or layout_of(config, top=None)
+    finder = find_tool(layout)
+    project = _words(layout.project_args)
+    global_args = f"{project} " if project else ""
+    fmt = _yaml(f"{finder} silo-regress-fmt {global_args}fmt --check")
+    check = _yaml(f"{finder} silo-regress-check {global_args}check --staged --allow-no-runs")
     return (
         "repos:\n"
         "  - repo: local\n"
         "    hooks:\n"
         "      - id: silo-regress-fmt\n"
         "        name: silo-regress fmt (staged baselines are canonical)\n"
-        f"        entry: {FIND_TOOL} silo-regress-fmt fmt --check\n"
+        f"        entry: {fmt}\n"
         "        language: system\n"
-        f"        files: {_files_pattern(config)}\n"
+        f"        files: {_yaml(layout.files_pattern())}\n"
         "      - id: silo-regress-check\n"
         "        name: silo-regress check (newest runs match the staged baselines)\n"
-        f"        entry: {FIND_TOOL} silo-regress-check check --staged --allow-no-runs\n"
+        f"        entry: {check}\n"
         "        language: system\n"
         "        pass_filenames: false\n"
         "        require_serial: true\n"
@@ -215,36 +322,159 @@ def pre_commit_snippet(config: Config) -> str:
     )
 
 
-def actions_job() -> str:
-    """A GitHub Actions workflow: the strict check, and the PR's behaviour diff."""
+def pre_commit_remote_snippet(layout: Layout) -> str:
+    """The published hooks (.pre-commit-hooks.yaml), pinned to the release's tag."""
+    lines = [
+        "repos:",
+        f"  - repo: {SOURCE_URL}",
+        f"    rev: {release_tag()}",
+        "    hooks:",
+        "      - id: silo-regress-fmt",
+    ]
+    if layout.prefix:
+        args = "[" + ", ".join(_yaml(a) for a in layout.project_args) + "]"
+        lines += [
+            f"        args: {args}",
+            f"        files: {_yaml(layout.files_pattern())}",
+            "      - id: silo-regress-check",
+            f"        args: {args}",
+        ]
+    else:
+        lines.append("      - id: silo-regress-check")
+    return "\n".join(lines) + "\n"
+
+
+def husky_snippet(layout: Layout) -> str:
+    """``.husky/pre-commit`` for teams with husky: the behaviour gate (husky runs it at
+    the top of the repository with ``sh -e``)."""
+    args = _words([*layout.project_args, *HOOK_COMMAND])
+    venv = f"{layout.prefix}/.venv/bin/silo-regress" if layout.prefix else ".venv/bin/silo-regress"
     return (
-        "name: behaviour\n"
-        "on:\n"
-        "  pull_request:\n"
-        "  push:\n"
-        "    branches: [main]\n"
-        "jobs:\n"
-        "  silo-regress:\n"
-        "    runs-on: ubuntu-latest\n"
-        "    steps:\n"
-        "      - uses: actions/checkout@v4\n"
-        "        with:\n"
-        "          fetch-depth: 0  # diff --from and log read history\n"
-        "      - uses: actions/setup-python@v5\n"
-        "        with:\n"
-        '          python-version: "3.12"\n'
-        "      - uses: actions/setup-node@v4\n"
-        "        with:\n"
-        '          node-version: "20"\n'
-        "      # Install your project's dev dependencies, silo-regress among them.\n"
-        '      - run: pip install -e ".[dev]" && npm ci\n'
-        "      - name: Behaviour changes in this pull request\n"
-        "        if: github.event_name == 'pull_request'\n"
-        '        run: silo-regress diff --from "origin/$GITHUB_BASE_REF" --format markdown'
-        ' >> "$GITHUB_STEP_SUMMARY"\n'
-        "      - name: Newest runs match the baselines\n"
-        "        run: silo-regress check --run\n"
+        "# silo-regress: block a commit whose newest Silo runs differ from the staged baselines\n"
+        "silo_regress=silo-regress\n"
+        "command -v silo-regress >/dev/null 2>&1 || "
+        f"silo_regress={shlex.quote(venv)}\n"
+        f'{HOOK_VARIABLE}={Hook.GIT.value} "$silo_regress" {args}\n'
     )
+
+
+def lefthook_snippet(layout: Layout) -> str:
+    """``lefthook.yml`` for teams with lefthook: both hooks, found as the local ones are."""
+    finder = find_tool(layout, skip="git commit --no-verify")
+    project = _words(layout.project_args)
+    global_args = f"{project} " if project else ""
+    check = _yaml(f"{finder} silo-regress-check {global_args}check --staged --allow-no-runs")
+    fmt = _yaml(f"{finder} silo-regress-fmt {global_args}fmt --check {{staged_files}}")
+    return (
+        "pre-commit:\n"
+        "  commands:\n"
+        "    silo-regress-fmt:\n"
+        f"      glob: {_yaml(layout.baselines + '/**/*.json')}\n"
+        f"      run: {fmt}\n"
+        "    silo-regress-check:\n"
+        f"      run: {check}\n"
+        "      env:\n"
+        f"        {HOOK_VARIABLE}: {Hook.GIT.value}\n"
+    )
+
+
+@dataclass(frozen=True)
+class NodeSetup:
+    """How CI installs the project's Node packages (Silo among them)."""
+
+    directory: str  # where package.json is, from the top of the repository; "" at the top
+    install: str  # npm ci with a lockfile, else npm install
+    version_file: str | None = None  # .nvmrc or .node-version, from the repository top
+
+
+NPM_LOCKFILES = ("package-lock.json", "npm-shrinkwrap.json")
+
+
+def find_node(project: Path, *, top: Path | None) -> NodeSetup | None:
+    """The nearest package.json at or above ``project`` (within its repository), with
+    the lockfile beside it or at the top (npm workspaces keep one there); None for none."""
+    stop = top or project
+    here = project
+    chain = [project]
+    while here != stop and stop in here.parents:
+        here = here.parent
+        chain.append(here)
+    package = next((d for d in chain if (d / "package.json").is_file()), None)
+    if package is None:
+        return None
+
+    def shown(directory: Path) -> str:
+        text = os.path.relpath(directory, stop).replace(os.sep, "/")
+        return "" if text == "." else text
+
+    locked = any((d / name).is_file() for d in (package, stop) for name in NPM_LOCKFILES)
+    version = next(
+        (
+            f"{shown(d) + '/' if shown(d) else ''}{name}"
+            for d in (package, stop)
+            for name in (".nvmrc", ".node-version")
+            if (d / name).is_file()
+        ),
+        None,
+    )
+    install = "npm ci --no-audit --no-fund" if locked else "npm install --no-audit --no-fund"
+    return NodeSetup(directory=shown(package), install=install, version_file=version)
+
+
+# The first command of the Node step: on a runner without Node, say what is missing
+# instead of "npm: command not found" (exit 127) deep in the log.
+NEED_NODE = (
+    'command -v npm >/dev/null 2>&1 || { echo "::error title=silo-regress::npm is not on '
+    "PATH: this job needs Node (actions/setup-node) to install the project's packages and "
+    'run Silo"; exit 1; }'
+)
+
+
+def workflow(layout: Layout, node: NodeSetup | None) -> str:
+    """A GitHub Actions workflow: the pull request's behaviour changes in the job
+    summary, then Silo run for every baselined task and checked (the action)."""
+    lines = [
+        "name: behaviour",
+        "on:",
+        "  pull_request:",
+        "  push:",
+        "    branches: [main]",
+        "jobs:",
+        "  silo-regress:",
+        "    runs-on: ubuntu-latest",
+        "    steps:",
+        "      - uses: actions/checkout@v4",
+        "        with:",
+        "          fetch-depth: 0  # diff --from and log read history",
+        "      - uses: actions/setup-node@v4",
+        "        with:",
+    ]
+    if node is not None and node.version_file is not None:
+        lines.append(f"          node-version-file: {_yaml(node.version_file)}")
+    else:
+        lines.append('          node-version: "20"')
+    if node is not None:
+        lines.append("      - name: Install the project's Node packages (Silo among them)")
+        if node.directory:
+            lines.append(f"        working-directory: {_yaml(node.directory)}")
+        lines += ["        run: |", f"          {NEED_NODE}", f"          {node.install}"]
+    uses = f"{ACTION}@{release_tag()}"
+    project = [f"          project: {_yaml(layout.prefix)}"] if layout.prefix else []
+    lines += [
+        "      - name: Behaviour changes in this pull request",
+        "        if: github.event_name == 'pull_request'",
+        f"        uses: {uses}  # OWNER: the GitHub repository you get silo-regress from",
+        "        with:",
+        "          command: diff --from",
+        *project,
+        "      - name: Newest runs match the baselines",
+        f"        uses: {uses}",
+        "        with:",
+        "          command: check --run",
+        *project,
+        '          html: "true"',
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # --- the plain git hook ------------------------------------------------------------

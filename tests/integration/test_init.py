@@ -8,8 +8,7 @@ import shutil
 from pathlib import Path
 
 import yaml
-from support.gitrepo import commit_all, readme_snippet, recorded, rerun, run
-from support.gitrepo import system_path as venv_path
+from support.gitrepo import readme_snippet, recorded, rerun, run
 from support.silofixture import SiloProject, git, git_init
 from support.treestate import snapshot
 
@@ -108,10 +107,14 @@ def _indented(text: str) -> str:
 
 def test_init_prints_the_snippets_of_the_readme(tmp_path: Path) -> None:
     project = _bare_dir(tmp_path / "agent")
+    (project.root / "package.json").write_text('{"name": "agent"}\n')
+    (project.root / "package-lock.json").write_text('{"lockfileVersion": 3}\n')
     out = project.cli("init").stdout
     assert _indented(readme_snippet("pre-commit-local")) in out
-    assert _indented(readme_snippet("github-actions")) in out
-    assert readme_snippet("github-actions") == scaffold.actions_job()
+    documented = readme_snippet("github-actions", document="docs/install.md")
+    assert _indented(documented) in out
+    top = scaffold.Layout(prefix="", baselines="baselines")
+    assert documented == scaffold.workflow(top, scaffold.find_node(project.root, top=None))
     hooks = yaml.safe_load(readme_snippet("pre-commit-local"))["repos"][0]["hooks"]
     ours = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
     defaults = {"pass_filenames": True, "require_serial": False, "always_run": False}
@@ -231,39 +234,6 @@ def test_plain_hook_without_silo_regress_says_so(tmp_path: Path) -> None:
     code, output = _commit(project, "-q", "--allow-empty", "-m", "x")
     assert code == 1
     assert "silo-regress: not found; install it, or remove" in output
-
-
-# --- the GitHub Actions job ------------------------------------------------------------
-
-
-def test_actions_job_reports_the_pull_requests_behaviour(tmp_path: Path) -> None:
-    job = yaml.safe_load(readme_snippet("github-actions"))
-    steps = job["jobs"]["silo-regress"]["steps"]
-    assert steps[0] == {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0}}
-    assert steps[-1]["run"] == "silo-regress check --run"
-    (diff_step,) = [s for s in steps if "diff --from" in s.get("run", "")]
-    assert diff_step["if"] == "github.event_name == 'pull_request'"
-
-    origin = recorded(tmp_path / "origin")
-    clone = tmp_path / "checkout"
-    run(tmp_path, "git", "clone", "-q", origin.root, clone)
-    shutil.copytree(origin.runs_dir, clone / ".silo" / "runs")
-    pr = SiloProject(root=clone, runs_dir=clone / ".silo" / "runs", counter=origin.counter)
-    git(clone, "checkout", "-q", "-b", "lower-reward")
-    rerun(pr, reward=0.5)
-    assert pr.cli("record", "TASK-001").exit_code == 0
-    commit_all(pr, "Lower the reward")
-
-    summary = tmp_path / "step-summary.md"
-    env = {"GITHUB_BASE_REF": "main", "GITHUB_STEP_SUMMARY": str(summary)}
-    run(clone, "bash", "-c", diff_step["run"], env=env, path=venv_path())
-    text = summary.read_text()
-    assert text.startswith("### Behaviour changes: `origin/main` → `working tree`\n")
-    assert (
-        "| `TASK-001` | `result.json` | changed "
-        "| from: `origin/main:baselines/TASK-001.result.json`<br>"
-        "to: `baselines/TASK-001.result.json` | reward 1 -> 0.5 |"
-    ) in text
 
 
 def test_plain_hook_in_a_linked_worktree(tmp_path: Path) -> None:

@@ -74,11 +74,17 @@ def system_path() -> str:
     return f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
 
 
-def readme_snippet(name: str) -> str:
-    """The fenced block after ``<!-- snippet:NAME -->`` in the README or docs/, as users copy it."""
+def readme_snippet(name: str, *, document: str | None = None) -> str:
+    """The fenced block after ``<!-- snippet:NAME -->``, as users copy it: from ``document``
+    (a path from the repository's top) or else from the one page of README.md and docs/
+    that holds it."""
     root = Path(__file__).resolve().parents[2]
     marker = f"<!-- snippet:{name} -->\n```"
-    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    pages = (
+        [root / document]
+        if document is not None
+        else [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    )
     found = [text for page in pages if marker in (text := page.read_text(encoding="utf-8"))]
     assert len(found) == 1, f"snippet {name!r} is in {len(found)} pages, not 1"
     text = found[0]
