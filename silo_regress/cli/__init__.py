@@ -19,6 +19,7 @@ def load_app() -> typer.Typer:
     """The typer app with every command registered."""
     from silo_regress.cli import (
         core,  # noqa: F401  (registers the core commands)
+        discard,  # noqa: F401  (discard, restore: runs out of judging and back)
         gitcmds,  # noqa: F401  (log, init, install-hook, diff --from)
         reports,  # noqa: F401  (merge; the GitHub job summary)
         review,  # noqa: F401  (review: accept changed results one by one on a terminal)

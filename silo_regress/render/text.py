@@ -338,6 +338,14 @@ def render_status(status: Status, *, color: bool = False) -> str:
     refused = sum(1 for r in status.rows if r.note == "refused")
     tail = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no baselines"
     loose = f"{untracked} untracked, {orphaned} orphaned" + (f", {refused} refused" * bool(refused))
+    if status.discarded:
+        loose += f", {len(status.discarded)} discarded runs"
     out.append("")
     out.append(f"{len(status.rows)} tasks: {tail}; {loose}")
+    if status.discarded:
+        out.append("")
+        out.append("discarded (not judged; `silo-regress restore RUN_ID` puts one back):")
+        out.extend(
+            f"  {d.name}  {d.task or '(no task: run.json unreadable)'}" for d in status.discarded
+        )
     return "\n".join(out) + "\n"
