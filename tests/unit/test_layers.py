@@ -65,6 +65,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("acceptance", "scaffold"),
         ("recorder",),
         ("formatter", "reviewing", "discarding"),
+        ("undoing", "consistency"),
     ],
     "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
