@@ -64,7 +64,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.recording": [
         ("acceptance", "scaffold"),
         ("recorder",),
-        ("formatter", "reviewing", "discarding"),
+        ("formatter", "reviewing", "discarding", "pruning"),
         ("undoing", "consistency"),
     ],
     "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
