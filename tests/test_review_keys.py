@@ -432,3 +432,25 @@ def test_undo_refuses_when_another_writer_changed_the_file(project: SiloProject)
     child.expect("accepted 1")
     finish(child)
     assert path.read_bytes() == theirs
+
+
+def test_review_colours_changed_words_unless_no_color(project: SiloProject) -> None:
+    changes(project)
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    for no_color, expect_escapes in ((None, True), ("1", False)):
+        extra = {"NO_COLOR": no_color} if no_color else {}
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "silo_regress", "--project", str(project.root), "review", "TASK-003"],
+            env={**env, "TERM": "xterm", **extra},
+            encoding="utf-8",
+            timeout=30,
+            dimensions=(50, 200),
+        )
+        child.expect(PROMPT)
+        shown = child.before
+        child.send("q")
+        finish(child)
+        assert ("\x1b[7m" in shown) is expect_escapes  # the changed words, reverse video
+        assert ("\x1b[" in shown) is expect_escapes
+        assert '"passed": ' in shown
