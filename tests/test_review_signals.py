@@ -119,6 +119,13 @@ def test_a_signal_during_reject_never_loses_the_run(
     child.expect(PROMPT)
     child.send("r")
     child.expect("interrupted")
+    # The closing line counts what happened: moved (rejected) or not (not reviewed).
+    counts = (
+        "rejected 1, skipped 0\r\n"
+        if op == "rename-after"
+        else "rejected 0, skipped 0, not reviewed 1"
+    )
+    child.expect(f"1 to review: accepted 0, {counts}")
     finish(child, 130)
     moved = project.runs_dir / DISCARD_DIR / run.name
     places = [p for p in (run, moved) if p.is_dir()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import deque
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ def review(
                 _reject(config, outcome, pending, session)
             else:
                 _accept_item(config, store, index, outcome, pending, session, pointers=())
-        out(_closing(session, unreviewed=0, unsettled=unsettled))
+        out(_closing(session, unsettled=unsettled))
         return 0
     palette = _palette(g)
     seen = 0
@@ -128,12 +129,12 @@ def review(
             done = _ask(config, store, index, outcome, pending, session, palette=palette, n=seen)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in flight was rolled back
             out("\ninterrupted\n")
-            out(_closing(session, unreviewed=len(pending) + 1, unsettled=unsettled))
+            out(_closing(session, unsettled=unsettled))
             return 130
         if not done:  # quit: this item and the rest stay as they are
-            out(_closing(session, unreviewed=len(pending) + 1, unsettled=unsettled))
+            out(_closing(session, unsettled=unsettled))
             return 0
-    out(_closing(session, unreviewed=0, unsettled=unsettled))
+    out(_closing(session, unsettled=unsettled))
     return 0
 
 
@@ -372,13 +373,18 @@ def _accept_item(
 def _reject(config: Config, outcome: Outcome, pending: deque[Outcome], session: _Session) -> bool:
     """Discard the item's run; every other item judged from that run goes with it."""
     from silo_regress.errors import SiloRegressError
-    from silo_regress.runs.discards import move_out
+    from silo_regress.runs.discards import discard_dir, move_out
 
     if not outcome.run_name:
         out("silo-regress: error: this result has no run to reject\n")
         return False
     try:
         path = move_out(config.runs_dir, outcome.run_name, shown=config.relative(config.runs_dir))
+    except KeyboardInterrupt:
+        # The rename is one step: if it happened, the closing line must count it.
+        if os.path.isdir(discard_dir(config.runs_dir) / outcome.run_name):
+            _settle_rejected(outcome, pending, session)
+        raise
     except SiloRegressError as exc:
         out(f"silo-regress: error: {exc.message}\n")
         if not sys.stdin.isatty():
@@ -389,12 +395,17 @@ def _reject(config: Config, outcome: Outcome, pending: deque[Outcome], session: 
         f"rejected run {outcome.run_name} ({outcome.task}): moved to {config.relative(path)}; "
         f"`silo-regress restore {outcome.run_name}` puts it back\n"
     )
+    _settle_rejected(outcome, pending, session)
+    return True
+
+
+def _settle_rejected(outcome: Outcome, pending: deque[Outcome], session: _Session) -> None:
+    """Count the item and every other item judged from its run as rejected."""
     session.rejected.append(outcome)
-    session.rejected_runs.append(outcome.run_name)
+    session.rejected_runs.append(outcome.run_name or "")
     for other in [o for o in pending if o.run_name == outcome.run_name]:
         pending.remove(other)
         session.rejected.append(other)
-    return True
 
 
 def _undo_last(
@@ -425,8 +436,11 @@ def _undo_last(
     out(f"; it comes back after {current.task} {current.artifact}\n")
 
 
-def _closing(session: _Session, *, unreviewed: int, unsettled: tuple[Outcome, ...]) -> str:
+def _closing(session: _Session, *, unsettled: tuple[Outcome, ...]) -> str:
     accepted = len(session.accepted)
+    # Whatever was not settled (quit, Ctrl-C) was not reviewed: never "skipped".
+    settled = accepted + len(session.rejected) + session.skipped + session.failed
+    unreviewed = session.total - settled
     counts = [
         f"accepted {accepted}",
         f"rejected {len(session.rejected)}",
