@@ -91,3 +91,16 @@ def test_the_html_diff_marks_changed_words_in_the_direction_colour(
 
 def test_span_is_a_value() -> None:
     assert Span("x", True) == Span("x", True)
+
+
+def test_a_long_changed_middle_is_marked_whole_without_difflib() -> None:
+    head, tail = "h " * 150, " t" * 150
+    before = f'  "out": "{head}{" ".join("a" * 3 for _ in range(40))}{tail}",'
+    after = f'  "out": "{head}{" ".join("b" * 3 for _ in range(40))}{tail}",'
+    spans = intraline(before, after)
+    assert spans is not None
+    left, right = spans
+    assert [s.changed for s in left] == [False, True, False]  # head, whole middle, tail
+    assert left[1].text == " ".join("a" * 3 for _ in range(40))
+    assert "".join(s.text for s in right) == after
+    assert intraline("x " * 20 + "y", "z " * 20 + "y") is None  # mostly different: whole

@@ -290,6 +290,7 @@ def side_by_side(diff: LineDiff, *, cap: int) -> tuple[list[Row], int]:
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 INTRALINE_LIMIT = 2000  # characters per line; a longer line is marked whole
 INTRALINE_RATIO = 0.4  # below this the lines share too little for a word diff to help
+MIDDLE_TOKENS = 64  # words a side handed to difflib (quadratic), between the common head and tail
 
 
 @dataclass(frozen=True)
@@ -303,22 +304,55 @@ class Span:
 def intraline(before: str, after: str) -> tuple[tuple[Span, ...], tuple[Span, ...]] | None:
     """The changed words of a line and the line that replaced it, each side as spans.
 
-    None when the lines are too long or share too little: a whole-line mark is
-    then the truer picture.
+    The common leading and trailing words are set aside first (a value changes in
+    place), and only the middle goes through difflib, at most :data:`MIDDLE_TOKENS`
+    words a side; a longer middle is marked whole. None when the lines are too long
+    or share too little: a whole-line mark is then the truer picture.
     """
     if len(before) > INTRALINE_LIMIT or len(after) > INTRALINE_LIMIT:
         return None
     a, b = _TOKEN.findall(before), _TOKEN.findall(after)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < INTRALINE_RATIO:
-        return None
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
     left: list[Span] = []
     right: list[Span] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        same = tag == "equal"
-        _add(left, "".join(a[i1:i2]), changed=not same)
-        _add(right, "".join(b[j1:j2]), changed=not same)
-    return tuple(left), tuple(right)
+    _add(left, "".join(a[:head]), changed=False)
+    _add(right, "".join(b[:head]), changed=False)
+    shared = 2 * (_words(a[:head]) + _words(a[len(a) - tail :]))
+    if len(middle_a) > MIDDLE_TOKENS or len(middle_b) > MIDDLE_TOKENS:
+        _add(left, "".join(middle_a), changed=True)
+        _add(right, "".join(middle_b), changed=True)
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            same = tag == "equal"
+            shared += 2 * _words(middle_a[i1:i2]) if same else 0
+            _add(left, "".join(middle_a[i1:i2]), changed=not same)
+            _add(right, "".join(middle_b[j1:j2]), changed=not same)
+    _add(left, "".join(a[len(a) - tail :]), changed=False)
+    _add(right, "".join(b[len(b) - tail :]), changed=False)
+    if shared < INTRALINE_RATIO * (_words(a) + _words(b)):
+        return None
+    return _joined(left), _joined(right)
+
+
+def _words(tokens: Sequence[str]) -> int:
+    """Tokens that are not spaces: two lines of different words share every space."""
+    return sum(1 for token in tokens if not token.isspace())
+
+
+def _joined(spans: list[Span]) -> tuple[Span, ...]:
+    """Changed words separated only by spaces read as one change: ``pricing call``."""
+    out: list[Span] = []
+    for n, span in enumerate(spans):
+        inner = 0 < n < len(spans) - 1 and spans[n - 1].changed and spans[n + 1].changed
+        _add(out, span.text, changed=span.changed or (inner and span.text.isspace()))
+    return tuple(out)
 
 
 def _add(spans: list[Span], text: str, *, changed: bool) -> None:
