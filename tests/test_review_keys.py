@@ -454,3 +454,14 @@ def test_review_colours_changed_words_unless_no_color(project: SiloProject) -> N
         assert ("\x1b[7m" in shown) is expect_escapes  # the changed words, reverse video
         assert ("\x1b[" in shown) is expect_escapes
         assert '"passed": ' in shown
+
+
+def test_accept_all_counts_a_refused_accept_as_failed_and_goes_on(project: SiloProject) -> None:
+    changes(project)
+    volatile = make_result(agent_output="see run_20260316100000_zz9 for details")
+    project.add_run("TASK-004", started="2026-03-16T11:00:00.000Z", result=volatile)
+    result = project.cli("review", "--accept-all")
+    assert result.exit_code == 0, result.output
+    assert "refusing to record volatile content" in result.stdout
+    assert "3 to review: accepted 2, rejected 0, skipped 0, failed 1" in result.stdout
+    assert "run_20260316100000_zz9" not in (project.baselines / "TASK-004.result.json").read_text()

@@ -109,7 +109,8 @@ def review(
     if not items:
         out("nothing to review: " + _unsettled(queue.unsettled) + "\n")
         return 0
-    session = _Session(total=len(items))
+    # Scripted, a refused accept is counted as failed and the rest go on.
+    session = _Session(total=len(items), all_remaining=accept_all)
     pending = deque(items)
     if scripted:
         while pending:
