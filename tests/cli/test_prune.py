@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from gitrepo import commit_all
-from silofixture import SiloProject, git, git_init, make_project
+from support.gitrepo import commit_all
+from support.silofixture import SiloProject, git, git_init, make_project
 
 from silo_regress.runs.discards import DISCARD_DIR
 
@@ -123,6 +123,7 @@ def test_prune_waits_for_the_writer_lock(project: SiloProject) -> None:
     result = project.cli("prune")  # waits for the holder, then removes
     assert time.monotonic() - started > 0.5  # it waited for the lock
     assert holder.wait(10) == 0
+    holder.stdout.close()
     assert result.exit_code == 0, result.output
     assert "TASK-001.result.json" not in project.baseline_bytes()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from silofixture import SiloProject, make_result
+from support.silofixture import SiloProject, make_result
 
 from silo_regress.runs.cache import CACHE_FILE, index_runs_cached
 from silo_regress.runs.discards import DISCARD_DIR

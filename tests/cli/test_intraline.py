@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from silofixture import SiloProject, make_result
+from support.silofixture import SiloProject, make_result
 
 from silo_regress.render.hunks import Span, intraline
 from silo_regress.render.text import highlight_diff

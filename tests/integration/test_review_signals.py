@@ -14,8 +14,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from silofixture import SiloProject
-from test_review_keys import PROMPT, changes, finish, spawn
+from support.reviewkit import PROMPT, changes, finish, spawn
+from support.silofixture import SiloProject
 
 from silo_regress.runs.discards import DISCARD_DIR
 
