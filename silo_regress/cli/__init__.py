@@ -19,7 +19,9 @@ def load_app() -> typer.Typer:
     """The typer app with every command registered."""
     from silo_regress.cli import (
         core,  # noqa: F401  (registers the core commands)
+        discard,  # noqa: F401  (discard, restore: runs out of judging and back)
         gitcmds,  # noqa: F401  (log, init, install-hook, diff --from)
+        prune,  # noqa: F401  (prune: baselines of tasks that are gone)
         reports,  # noqa: F401  (merge; the GitHub job summary)
         review,  # noqa: F401  (review: accept changed results one by one on a terminal)
         runner,  # noqa: F401  (run; the runner halves of check --run and record --repeat)

@@ -98,11 +98,47 @@ def check(
     for judged, part_notes in in_halves(targets, judge_part, workers=workers):
         outcomes += judged
         notes += part_notes
+    if runs is None:
+        notes += _discard_notes(config, index, targets)
     return Report(
         outcomes=tuple(outcomes),
         warnings=_warnings(config, index) + tuple(notes),
         source=origin,
     )
+
+
+def _discard_notes(config: Config, index: RunIndex, targets: Sequence[Target]) -> list[str]:
+    """Say which judged task has a newer run that was discarded, and what was judged."""
+    from silo_regress.runs.discards import discard_dir, list_discarded
+
+    if not os.path.isdir(discard_dir(index.runs_dir)):  # the usual case: one stat
+        return []
+    keys = {t.key: t.ref for t in targets if t.key is not None and not t.refused}
+    # A task whose every run is discarded resolves to no key: match it by its ref.
+    runless = {t.ref for t in targets if t.key is None and not t.refused and not t.ambiguous}
+    notes = []
+    for item in list_discarded(index.runs_dir):
+        run = item.run
+        if run is None:
+            continue
+        if run.key not in keys:
+            ref = next((r for r in runless if _names(r, run, config)), None)
+            if ref is None:
+                continue
+            keys[run.key] = ref
+        judged = index.newest(*run.key)
+        if judged is not None and judged.order > run.order:
+            continue  # an older experiment: the judged run is newer anyway
+        what = (
+            f"judged {judged.name}, its newest run that is not discarded"
+            if judged
+            else ("no run of it is left to judge")
+        )
+        notes.append(
+            f"{keys[run.key]}: {what}; run {item.name} is discarded "
+            f"(`silo-regress restore {item.name}` puts it back)"
+        )
+    return notes
 
 
 def _judge_targets(
@@ -245,6 +281,11 @@ def _version_problem(version: str | None, source: BaselineSource, config: Config
         f"baselines are in format {version!r} ({where}), this silo-regress writes "
         f"format {FORMAT_VERSION}; run `silo-regress fmt` to rewrite them"
     )
+
+
+def _names(ref: TaskRef, run: Run, config: Config) -> bool:
+    environment = ref.environment or config.environment
+    return ref.task_id == run.task_id and environment in (None, run.environment)
 
 
 def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, ...]:

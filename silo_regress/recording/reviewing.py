@@ -73,3 +73,16 @@ def accept(
     pinned = tuple(PathChoice(pointer=p, artifact=outcome.artifact) for p in pointers)
     narrow = PathAcceptance(pinned) if pinned else None
     return record(config, store, [choice], narrow=narrow)[0]
+
+
+def preview(config: Config, store: BaselineStore, index: RunIndex, outcome: Outcome) -> Recording:
+    """What accepting a missing-baseline outcome would record, vetted; nothing is written."""
+    from silo_regress.recording.recorder import prepare
+
+    run = index.find(outcome.run_name) if outcome.run_name else None
+    if run is None or not result_is_complete(run):
+        raise InputError(
+            f"{outcome.run_path or outcome.run_name}: the run this result was compared with "
+            "is gone or incomplete now; run `silo-regress review` again"
+        )
+    return prepare(config, store, [Choice(ref=outcome.task, run=run)])[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from silo_regress.render.excerpt import (
     summary_sentence,
     task_label,
 )
-from silo_regress.render.hunks import Row, cut_note, line_diff, side_by_side
+from silo_regress.render.hunks import Row, Span, cut_note, intraline, line_diff, side_by_side
 from silo_regress.render.summary import (
     Summary,
     TaskLine,
@@ -147,6 +148,9 @@ table.diff tr.gap td { background: var(--panel); height: .8em; }
 td.del { background: var(--del); } td.add { background: var(--add); }
 td.num.del { background: var(--del-strong); } td.num.add { background: var(--add-strong); }
 table.diff td.num.del, table.diff td.num.add { color: var(--fg); }
+span.intra { border-radius: 2px; font-weight: 600; }
+td.del span.intra { background: var(--del-strong); text-decoration: line-through; }
+td.add span.intra { background: var(--add-strong); }
 p.note { color: var(--muted); font-style: italic; }
 pre.changes { background: var(--panel); padding: .6em; overflow-x: auto; }
 details.matches summary { cursor: pointer; font-weight: 600; padding: .3em 0; }
@@ -156,6 +160,13 @@ details.matches summary { cursor: pointer; font-weight: 600; padding: .3em 0; }
   article.card { padding: .6em .7em; }
 }
 """
+    # The run's changed words take the card's direction: red for a regression, green
+    # for an improvement, the neutral drift colour for drift.
+    + "".join(
+        f"article.card.k-{kind} td.add span.intra {{ color: var(--{kind}-fg);"
+        f" background: var(--{kind}-bg); outline: 1px solid var(--{kind}-fg); }}\n"
+        for kind in ("regression", "improvement", "mixed", "drift")
+    )
     + CHART_CSS.lstrip("\n")
 )
 
@@ -466,6 +477,10 @@ def _diff_table(outcome: Outcome) -> list[str]:
         right_html = ""
         if row.after_number is not None:
             right_html, ri = right[ri], ri + 1
+        if row.tag == "replace" and row.before_number and row.after_number:
+            spans = intraline(row.before, row.after)
+            if spans is not None:  # the changed words marked, in place of JSON colours
+                left_html, right_html = _marked(spans[0]), _marked(spans[1])
         out.append(f'<tr class="{row.tag}">' + _cells(row, left_html, right_html) + "</tr>")
     out += ["</tbody>", "</table>", "</div>"]
     if left_out:
@@ -477,6 +492,13 @@ def _diff_table(outcome: Outcome) -> list[str]:
         note = cut_note(diff.cut, before_name=before_name, after_name=after_name)
         out.append(f'<p class="note">{escape(note)}</p>')
     return out
+
+
+def _marked(spans: Sequence[Span]) -> str:
+    return "".join(
+        f'<span class="intra">{escape(s.text)}</span>' if s.changed else escape(s.text)
+        for s in spans
+    )
 
 
 def _cells(row: Row, left_html: str, right_html: str) -> str:

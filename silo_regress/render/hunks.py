@@ -10,7 +10,8 @@ cap what they print anyway; :class:`LineDiff` says exactly which lines were left
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 CONTEXT = 3
@@ -244,6 +245,22 @@ class Row:
     after: str
 
 
+def _aligned(
+    diff: LineDiff, tag: str, i1: int, i2: int, j1: int, j2: int
+) -> Iterator[tuple[int | None, int | None]]:
+    """Rows of one opcode: a replaced line beside the line that replaced it
+    (:func:`paired`), the lines between them side by side by position."""
+    anchors = paired(diff.before[i1:i2], diff.after[j1:j2]) if tag == "replace" else []
+    i, j = i1, j1
+    for a, b in [*((i1 + a, j1 + b) for a, b in anchors), (i2, j2)]:
+        left, right = range(i, a), range(j, b)
+        for k in range(max(len(left), len(right))):
+            yield (left[k] if k < len(left) else None, right[k] if k < len(right) else None)
+        if a < i2 and b < j2:
+            yield a, b
+        i, j = a + 1, b + 1
+
+
 def side_by_side(diff: LineDiff, *, cap: int) -> tuple[list[Row], int]:
     """Rows of a side-by-side diff and how many rows past ``cap`` were left out."""
     rows: list[Row] = []
@@ -251,11 +268,7 @@ def side_by_side(diff: LineDiff, *, cap: int) -> tuple[list[Row], int]:
         if n:
             rows.append(Row("gap", None, "", None, ""))
         for tag, i1, i2, j1, j2 in group:
-            left = range(i1, i2)
-            right = range(j1, j2)
-            for k in range(max(len(left), len(right))):
-                i = left[k] if k < len(left) else None
-                j = right[k] if k < len(right) else None
+            for i, j in _aligned(diff, tag, i1, i2, j1, j2):
                 rows.append(
                     Row(
                         tag,
@@ -268,3 +281,117 @@ def side_by_side(diff: LineDiff, *, cap: int) -> tuple[list[Row], int]:
     if cap and len(rows) > cap:
         return rows[:cap], len(rows) - cap
     return rows, 0
+
+
+# --- within a changed line ------------------------------------------------------------
+
+# Words, runs of spaces, and single punctuation marks: `"reward": 1,` against
+# `"reward": 0.33,` marks `1` and `0.33`, not the whole line.
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+INTRALINE_LIMIT = 2000  # characters per line; a longer line is marked whole
+INTRALINE_RATIO = 0.4  # below this the lines share too little for a word diff to help
+MIDDLE_TOKENS = 64  # words a side handed to difflib (quadratic), between the common head and tail
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of one side of a changed line; ``changed`` marks what the other side lacks."""
+
+    text: str
+    changed: bool
+
+
+def intraline(before: str, after: str) -> tuple[tuple[Span, ...], tuple[Span, ...]] | None:
+    """The changed words of a line and the line that replaced it, each side as spans.
+
+    The common leading and trailing words are set aside first (a value changes in
+    place), and only the middle goes through difflib, at most :data:`MIDDLE_TOKENS`
+    words a side; a longer middle is marked whole. None when the lines are too long
+    or share too little: a whole-line mark is then the truer picture.
+    """
+    if len(before) > INTRALINE_LIMIT or len(after) > INTRALINE_LIMIT:
+        return None
+    a, b = _TOKEN.findall(before), _TOKEN.findall(after)
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    left: list[Span] = []
+    right: list[Span] = []
+    _add(left, "".join(a[:head]), changed=False)
+    _add(right, "".join(b[:head]), changed=False)
+    shared = 2 * (_words(a[:head]) + _words(a[len(a) - tail :]))
+    if len(middle_a) > MIDDLE_TOKENS or len(middle_b) > MIDDLE_TOKENS:
+        _add(left, "".join(middle_a), changed=True)
+        _add(right, "".join(middle_b), changed=True)
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            same = tag == "equal"
+            shared += 2 * _words(middle_a[i1:i2]) if same else 0
+            _add(left, "".join(middle_a[i1:i2]), changed=not same)
+            _add(right, "".join(middle_b[j1:j2]), changed=not same)
+    _add(left, "".join(a[len(a) - tail :]), changed=False)
+    _add(right, "".join(b[len(b) - tail :]), changed=False)
+    if shared < INTRALINE_RATIO * (_words(a) + _words(b)):
+        return None
+    return _joined(left), _joined(right)
+
+
+def _words(tokens: Sequence[str]) -> int:
+    """Tokens that are not spaces: two lines of different words share every space."""
+    return sum(1 for token in tokens if not token.isspace())
+
+
+def _joined(spans: list[Span]) -> tuple[Span, ...]:
+    """Changed words separated only by spaces read as one change: ``pricing call``."""
+    out: list[Span] = []
+    for n, span in enumerate(spans):
+        inner = 0 < n < len(spans) - 1 and spans[n - 1].changed and spans[n + 1].changed
+        _add(out, span.text, changed=span.changed or (inner and span.text.isspace()))
+    return tuple(out)
+
+
+def _add(spans: list[Span], text: str, *, changed: bool) -> None:
+    if not text:
+        return
+    if spans and spans[-1].changed == changed:
+        spans[-1] = Span(spans[-1].text + text, changed)
+    else:
+        spans.append(Span(text, changed))
+
+
+def paired(removed: Sequence[str], added: Sequence[str]) -> list[tuple[int, int]]:
+    """Which removed line each added line replaced, in order.
+
+    Lines of canonical JSON that name a member pair by that name and indent
+    (``"reward": 1,`` with ``"reward": 0.33,``), so a list that grew in between
+    does not shift every later pair; other lines pair by position when both
+    sides have as many.
+    """
+    keys_a, keys_b = [_member(line) for line in removed], [_member(line) for line in added]
+    if len(removed) == len(added) and all(a == b for a, b in zip(keys_a, keys_b, strict=True)):
+        return [(k, k) for k in range(len(removed))]
+    pairs: list[tuple[int, int]] = []
+    start = 0
+    for i, key in enumerate(keys_a):
+        if key is None:
+            continue
+        for j in range(start, len(added)):
+            if keys_b[j] == key:
+                pairs.append((i, j))
+                start = j + 1
+                break
+    return pairs
+
+
+_MEMBER = re.compile(r'\s*"(?:[^"\\]|\\.)*":')
+
+
+def _member(line: str) -> str | None:
+    """A JSON member line's indent and name, ``  "reward":``; None for any other line."""
+    found = _MEMBER.match(line)
+    return found.group(0) if found else None

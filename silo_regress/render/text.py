@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     # dataclasses) into every `check`, which reads neither.
     from silo_regress.behaviour.notes import Note
     from silo_regress.recording.recorder import Recording
+    from silo_regress.render.hunks import Span
     from silo_regress.reports.overview import Status, StatusRow
 
 DIFF_LINE_CAP = 200
@@ -32,7 +33,24 @@ _FAIL_WORD = {
     Verdict.MATCH: "match",
 }
 _SEGMENT_STYLE = {"same": (), "removed": ("red",), "added": ("green",)}
-_ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "bold": "\x1b[1m"}
+_ANSI = {
+    "red": "\x1b[31m",
+    "green": "\x1b[32m",
+    "yellow": "\x1b[33m",
+    "cyan": "\x1b[36m",
+    "bold": "\x1b[1m",
+    "dim": "\x1b[2m",
+    "underline": "\x1b[4m",
+    "reverse": "\x1b[7m",
+}
+# An outcome's colour by its direction: a regression red, an improvement green, both
+# at once yellow, the same scores with other behaviour (drift) a neutral cyan.
+DIRECTION_COLOUR = {
+    "regression": "red",
+    "improvement": "green",
+    "mixed": "yellow",
+    "drift": "cyan",
+}
 
 
 @dataclass(frozen=True)
@@ -156,7 +174,9 @@ def render_outcome(
     if outcome.run_name:
         context.append(f"run {outcome.run_name}")
     out = [
-        palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
+        palette.paint(
+            f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", _colour_of(outcome)
+        )
         + (f"  ({', '.join(context)})" if context else "")
     ]
     if outcome.baseline_label:
@@ -188,8 +208,16 @@ def render_outcome(
             after_name=(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
-        out.extend("    " + line for line in highlight_diff(diff, color=palette.color))
+        colour = _colour_of(outcome)
+        out.extend("    " + line for line in highlight_diff(diff, color=palette.color, run=colour))
     return out
+
+
+def _colour_of(outcome: Outcome) -> str:
+    """The direction's colour for a changed result; red for any other failure."""
+    if outcome.direction is None:
+        return "red"
+    return DIRECTION_COLOUR.get(outcome.direction.value, "red")
 
 
 def unified_diff(
@@ -207,15 +235,76 @@ def unified_diff(
     )
 
 
-def highlight_diff(lines: Sequence[str], *, color: bool) -> list[str]:
+def highlight_diff(lines: Sequence[str], *, color: bool, run: str = "green") -> list[str]:
+    """A unified diff for a terminal: headers bold, hunk ranges cyan, the baseline's
+    lines dim with their changed words underlined, the run's lines in ``run`` (the
+    direction's colour) with their changed words in reverse video. A line whose
+    partner shares too little is marked whole. Without colour, the lines as given."""
     if not color or not lines:
         return list(lines)
-    from pygments import highlight
-    from pygments.formatters import TerminalFormatter
-    from pygments.lexers import DiffLexer
+    from silo_regress.render.hunks import intraline, paired
 
-    text: str = highlight("\n".join(lines) + "\n", DiffLexer(), TerminalFormatter())
-    return text.rstrip("\n").split("\n")
+    out: list[str] = []
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        if line.startswith(("---", "+++")) and n + 1 < len(lines) and _is_header(lines, n):
+            out.append(_ANSI["bold"] + line + _RESET)
+            n += 1
+            continue
+        if line.startswith("@@"):
+            out.append(_ANSI["cyan"] + line + _RESET)
+            n += 1
+            continue
+        if not line.startswith(("-", "+")):
+            out.append(line)
+            n += 1
+            continue
+        removed = _run_of(lines, n, "-")
+        added = _run_of(lines, n + len(removed), "+")
+        left = [_whole(text[1:], "-", "dim") for text in removed]
+        right = [_whole(text[1:], "+", run) for text in added]
+        for i, j in paired([t[1:] for t in removed], [t[1:] for t in added]):
+            spans = intraline(removed[i][1:], added[j][1:])
+            if spans is not None:
+                left[i] = _spans("-", spans[0], ("dim",), ("underline",))
+                right[j] = _spans("+", spans[1], (run,), (run, "reverse"))
+        out += left + right
+        n += len(removed) + len(added)
+    return out
+
+
+_RESET = "\x1b[0m"
+
+
+def _is_header(lines: Sequence[str], n: int) -> bool:
+    """``---``/``+++`` names the files only before the first hunk (a ``---`` later is a
+    removed line that starts with two dashes)."""
+    return not any(line.startswith("@@") for line in lines[:n])
+
+
+def _run_of(lines: Sequence[str], start: int, mark: str) -> list[str]:
+    end = start
+    while end < len(lines) and lines[end].startswith(mark):
+        if mark == "+" and lines[end].startswith("+++") and _is_header(lines, end):
+            break
+        end += 1
+    return list(lines[start:end])
+
+
+def _whole(text: str, mark: str, colour: str) -> str:
+    return _ANSI[colour] + mark + text + _RESET
+
+
+def _spans(
+    mark: str, spans: Sequence[Span], plain: tuple[str, ...], marked: tuple[str, ...]
+) -> str:
+    base = "".join(_ANSI[s] for s in plain)
+    strong = "".join(_ANSI[s] for s in marked)
+    body = "".join(
+        (strong + span.text + _RESET + base) if span.changed else span.text for span in spans
+    )
+    return base + mark + body + _RESET
 
 
 def summary_line(report: Report, *, palette: Palette, headline: str | None = None) -> str:
@@ -338,6 +427,14 @@ def render_status(status: Status, *, color: bool = False) -> str:
     refused = sum(1 for r in status.rows if r.note == "refused")
     tail = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no baselines"
     loose = f"{untracked} untracked, {orphaned} orphaned" + (f", {refused} refused" * bool(refused))
+    if status.discarded:
+        loose += f", {len(status.discarded)} discarded runs"
     out.append("")
     out.append(f"{len(status.rows)} tasks: {tail}; {loose}")
+    if status.discarded:
+        out.append("")
+        out.append("discarded (not judged; `silo-regress restore RUN_ID` puts one back):")
+        out.extend(
+            f"  {d.name}  {d.task or '(no task: run.json unreadable)'}" for d in status.discarded
+        )
     return "\n".join(out) + "\n"

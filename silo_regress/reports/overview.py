@@ -46,9 +46,18 @@ class StatusRow:
 
 
 @dataclass(frozen=True)
+class DiscardedRow:
+    """A run taken out of judging by `discard`: its directory name and its task, if known."""
+
+    name: str
+    task: str | None
+
+
+@dataclass(frozen=True)
 class Status:
     rows: tuple[StatusRow, ...]
     report: Report
+    discarded: tuple[DiscardedRow, ...] = ()
 
     @property
     def refused(self) -> tuple[str, ...]:
@@ -90,7 +99,16 @@ def build_status(
             )
         )
     rows.sort(key=lambda r: (r.task.task_id, r.environment or ""))
-    return Status(rows=tuple(rows), report=report)
+    return Status(rows=tuple(rows), report=report, discarded=_discarded(index))
+
+
+def _discarded(index: RunIndex) -> tuple[DiscardedRow, ...]:
+    from silo_regress.runs.discards import list_discarded
+
+    return tuple(
+        DiscardedRow(d.name, f"{d.run.environment}/{d.run.task_id}" if d.run else None)
+        for d in list_discarded(index.runs_dir)
+    )
 
 
 def _tracked_row(

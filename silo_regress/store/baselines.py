@@ -332,11 +332,21 @@ class BaselineStore:
         self.prepare()
         return writer_lock(self.root, command=command, shown=self.display_root)
 
-    def write(self, files: Sequence[tuple[Path, bytes]], *, command: str) -> None:
-        """Write every file (paths under the root) or, on any failure or signal, none."""
+    def write(
+        self, files: Sequence[tuple[Path, bytes]], *, command: str, removals: Sequence[Path] = ()
+    ) -> None:
+        """Write every file and remove every one of ``removals`` (paths under the root)
+        or, on any failure or signal, none."""
         from silo_regress.store.transaction import commit
 
-        commit(self.root, files, shown=self.shown, project=self.project, command=command)
+        commit(
+            self.root,
+            files,
+            shown=self.shown,
+            project=self.project,
+            command=command,
+            removals=removals,
+        )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -314,10 +314,10 @@ def _subdirectories(root: Path) -> list[Path]:
 @dataclass(frozen=True)
 class _Entry:
     target: Path
-    temp: Path
+    temp: Path | None  # None: the batch removes ``target`` (its backup keeps the bytes)
     backup: Path | None  # a hard link to the old file; None when there was none
     inode: tuple[int, int]  # (st_dev, st_ino) of the staged file, to know it later
-    digest: str  # SHA-256 of the new bytes, for recovery after a kill
+    digest: str | None  # SHA-256 of the new bytes, for recovery after a kill; None: removed
 
 
 def commit(
@@ -327,16 +327,24 @@ def commit(
     shown: Callable[[Path], str],
     project: Path | None = None,
     command: str = "record",
+    removals: Sequence[Path] = (),
 ) -> None:
-    """Write every file of the batch, or (on any failure or signal) none of them."""
-    if not files:
+    """Write every file of the batch and remove every one of ``removals``, or (on any
+    failure or signal) none of them. A removed file's bytes stay in the journal's
+    backup until the batch is committed, so a rollback puts it back."""
+    if not files and not removals:
         return
-    for path, _ in files:
+    for path in [*(path for path, _ in files), *removals]:
         problem = containment_problem(root, path, project=project)
         if problem is not None:
             raise FileError(f"{shown(path)}: refused: {problem}")
     with writer_lock(root, command=command, shown=shown(root)):
         entries = _stage_all(root, files, shown=shown)
+        try:
+            entries += _stage_removals(root, removals, shown=shown)
+        except BaseException:
+            _discard(root, entries)
+            raise
         try:
             _journal(root, entries, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}")
             _rename_all(root, entries, shown=shown)
@@ -384,6 +392,30 @@ def _stage_all(
                     digest=hashlib.sha256(data).hexdigest(),
                 )
             )
+    except BaseException:
+        _discard(root, entries)
+        raise
+    return entries
+
+
+def _stage_removals(
+    root: Path, removals: Sequence[Path], *, shown: Callable[[Path], str]
+) -> list[_Entry]:
+    """A backup (hard link, else a copy) of each file to remove; nothing is removed yet."""
+    work = work_dir(root)
+    entries: list[_Entry] = []
+    try:
+        for path in dict.fromkeys(removals):
+            old_mode = _old_mode(path, shown=shown(path))
+            if old_mode is None:
+                continue  # already gone: nothing to remove, nothing to put back
+            backup = work / f"{temp_name(path.name)[: -len('.tmp')]}.old"
+            try:
+                os.link(path, backup)
+            except OSError:
+                old = read_optional(path, shown=shown(path), follow=False)
+                stage(work, backup.name, old or b"", mode=old_mode, shown=shown(path))
+            entries.append(_Entry(target=path, temp=None, backup=backup, inode=(0, 0), digest=None))
     except BaseException:
         _discard(root, entries)
         raise
@@ -457,7 +489,10 @@ def _rename_all(root: Path, entries: Sequence[_Entry], *, shown: Callable[[Path]
         try:
             for entry in entries:
                 current = entry.target
-                os.replace(entry.temp, entry.target)
+                if entry.temp is None:
+                    os.unlink(entry.target)
+                else:
+                    os.replace(entry.temp, entry.target)
             for directory in dict.fromkeys(e.target.parent for e in entries):
                 fsync_directory(directory)
         except BaseException as exc:
@@ -477,6 +512,10 @@ def _roll_back(entries: Sequence[_Entry]) -> None:
     """Put back every file of the batch that holds the staged bytes; the rest are old."""
     for entry in entries:
         with contextlib.suppress(OSError):
+            if entry.temp is None:  # a removal: put the file back if it is gone
+                if entry.backup is not None and not os.path.lexists(entry.target):
+                    os.replace(entry.backup, entry.target)
+                continue
             info = os.lstat(entry.target)
             if (info.st_dev, info.st_ino) != entry.inode:
                 continue
@@ -528,6 +567,12 @@ def recover(root: Path, *, shown: str = "baselines") -> int:
         with contextlib.suppress(Exception):
             target = root / str(item["target"])
             if containment_problem(root, target) is not None:
+                continue
+            if item["sha256"] is None:  # a removal: back only if it is still gone
+                old = work / Path(str(item["backup"])).name
+                if not os.path.lexists(target) and os.path.lexists(old):
+                    os.replace(old, target)
+                    restored += 1
                 continue
             current = read_optional(target, shown=str(target), follow=False)
             if current is None or hashlib.sha256(current).hexdigest() != item["sha256"]:

@@ -136,8 +136,12 @@ def test_a_failing_check_without_colour_imports_nothing_heavy(
     plain = _run(args, matching_project.root)
     assert plain.returncode == 1
     assert not _imported(plain.stderr) & set(HEAVY)
-    # Colour is the one reason to load pygments: proof that the probe would notice.
+    # Colour no longer needs pygments (the terminal diff is coloured by hand, within
+    # the line); the HTML page does: proof that the probe would notice.
     coloured = _run([*args[:-3], "--color", "always", "check"], matching_project.root)
     assert coloured.returncode == 1
-    assert "pygments" in _imported(coloured.stderr)
-    assert "git" not in _imported(coloured.stderr)
+    assert "\x1b[" in coloured.stdout
+    assert not _imported(coloured.stderr) & set(HEAVY)
+    page = _run([*args[:-1], "check", "--format", "html"], matching_project.root)
+    assert page.returncode == 1
+    assert "pygments" in _imported(page.stderr)

@@ -47,7 +47,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("toolpath",),
         ("index", "provenance"),
         # the cache is an accelerator over the index: builds on it, never the reverse
-        ("cache", "clock", "freshness"),
+        ("cache", "clock", "freshness", "discards"),
     ],
     "silo_regress.behaviour": [
         ("notes",),
@@ -64,7 +64,8 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.recording": [
         ("acceptance", "scaffold"),
         ("recorder",),
-        ("formatter", "reviewing"),
+        ("formatter", "reviewing", "discarding", "pruning"),
+        ("undoing", "consistency"),
     ],
     "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
@@ -88,7 +89,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("options", "app"),
         ("gitcmds", "runner"),
         ("checking",),
-        ("quick", "core", "reports", "review"),
+        ("quick", "core", "reports", "review", "discard", "prune"),
     ],
 }
 # Third-party modules and the only places that may import them.
