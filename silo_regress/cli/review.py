@@ -86,8 +86,11 @@ def _ask(
 
     palette = Palette(g.use_color())
     direction = outcome.direction.value if outcome.direction else outcome.verdict.value
-    out(f"\n{palette.paint(f'[{position}] {direction}', 'bold')}\n")
-    out("\n".join(render_outcome(outcome, palette=palette, cap=SHORT_DIFF)) + "\n")
+    out(f"\n{palette.paint(f'[{position}] {direction}', 'bold')}\n", colour=palette.color)
+    out(
+        "\n".join(render_outcome(outcome, palette=palette, cap=SHORT_DIFF)) + "\n",
+        colour=palette.color,
+    )
     while True:
         out(f"{KEYS} > ")
         key = typer.getchar()
@@ -97,7 +100,10 @@ def _ask(
         if key == "s":
             return []
         if key == "d":
-            out("\n".join(render_outcome(outcome, palette=palette, cap=10**9)) + "\n")
+            out(
+                "\n".join(render_outcome(outcome, palette=palette, cap=10**9)) + "\n",
+                colour=palette.color,
+            )
             continue
         if key == "a":
             return _accept(config, index, outcome, pointers=())
@@ -128,7 +134,10 @@ def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
         elif word.startswith("/"):
             pointers.append(word)
         else:
-            out(palette.paint(f"ignored {word!r}: not a number from the list or a pointer", "red"))
+            out(
+                palette.paint(f"ignored {word!r}: not a number from the list or a pointer", "red"),
+                colour=palette.color,
+            )
             out("\n")
     return pointers
 

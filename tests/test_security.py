@@ -1,0 +1,255 @@
+"""Hostile input, one case per item of issue 25: what an attacker who writes run files,
+shard reports or parent directories can make silo-regress print, read or write.
+
+A shared payload corpus goes through every renderer (text, review, JSON, Markdown,
+GitHub, JUnit, HTML) and stderr: no raw control, bidi or zero-width character may
+reach the output, no line may become a live GitHub workflow command, Markdown must
+not render agent text as a link, image, mention or extra table row, JUnit stays
+XML and JSON gives back exactly the strings the run files held.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+from silofixture import SiloProject, make_project, make_result
+
+from silo_regress.canon.visible import one_line, shielded, visible
+
+# Every kind of hostile text the issue names, as an agent could write it.
+PAYLOADS = {
+    "csi": "red \x1b[31mALERT\x1b[0m \x1b[2J\x1b[1;1H",
+    "osc52": "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "osc8": "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\",
+    "c1": "\x9b31m\x9d0;title\x9c",
+    "bidi": "admin\u202e\u2066txt.exe\u2069\u202a\u202b\u202c\u202d\u2067\u2068",
+    "zero-width": "pa\u200bss\u200c\u200d\ufeffed",
+    "workflow": "x\n::error::forged\n::add-mask::secret\n::set-output name=a::b\r\n::warning::w",
+    "markdown": "![img](https://evil.example/a.png) [link](https://evil.example) @admin "
+    "<img src=x onerror=alert(1)> | forged | row | ``` </details>",
+    "nul": "a\x00b\x07c\x7f",
+}
+# Characters that must never reach the output raw (newline and tab are layout).
+_RAW = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200d\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029]"
+)
+_ALL = " ".join(PAYLOADS.values())
+# The colour sequences our palette and pygments write, and nothing else.
+_OWN_COLOUR = re.compile(r"\x1b\[(?:(?:0|00|01|1|3[0-7]|39|49|9[0-7])(?:;(?:00|39|49))*)?m")
+
+
+def _no_raw(text: str, *, where: str) -> None:
+    found = _RAW.search(text)
+    assert found is None, f"{where}: raw {found.group()!r} at {found.start()}"
+
+
+# --- the escaping function ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PAYLOADS))
+def test_visible_escapes_every_payload_and_is_reversible(name: str) -> None:
+    text = PAYLOADS[name]
+    shown = visible(text)
+    _no_raw(shown, where=name)
+    assert "\n" not in shown
+    # Reversible: Python's own escape reading gives the original back.
+    assert shown.encode("ascii", "backslashreplace").decode("unicode_escape") == text
+
+
+def test_visible_tells_an_escape_from_text_that_looks_like_one() -> None:
+    assert visible("\x1b") == "\\x1b"
+    assert visible("\\x1b") == "\\\\x1b"
+    assert visible("\x1b") != visible("\\x1b")
+
+
+def test_shielded_keeps_lines_and_our_colours_only() -> None:
+    ours = "\x1b[31mred\x1b[0m \x1b[39;49;00m"
+    assert shielded(ours, colour=True) == ours
+    assert "\x1b" not in shielded(ours)
+    hostile = "\x1b[8mhidden\x1b]52;c;x\x07\x1b[2J"
+    _no_raw(shielded(hostile, colour=True), where="colour")
+    assert shielded("a\nb\tc é") == "a\nb\tc é"
+    assert "\n" not in one_line("a\nb\rc")
+
+
+def test_shielded_json_parses_to_the_same_value() -> None:
+    value = {"k": _ALL + "\U000e0001 \ud7ff é"}
+    text = json.dumps(value, ensure_ascii=False)
+    shown = shielded(text)
+    _no_raw(shown, where="json")
+    assert json.loads(shown) == value
+
+
+# --- every renderer -----------------------------------------------------------
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> SiloProject:
+    """A recorded task whose newest run carries every payload: in its directory name,
+    agentOutput, a check's label and detail, and the run's error."""
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    checks = [
+        {"label": PAYLOADS[n], "passed": False, "detail": PAYLOADS[n], "required": True}
+        for n in sorted(PAYLOADS)
+    ]
+    project.add_run(
+        "TASK-001",
+        name="run_20260316T110000_" + PAYLOADS["csi"] + PAYLOADS["bidi"],
+        result=make_result(passed=False, reward=0.5, checks=checks, agent_output=_ALL),
+    )
+    return project
+
+
+_FORMATS = ["text", "json", "junit", "github", "markdown", "html"]
+
+
+@pytest.mark.parametrize("report_format", _FORMATS)
+def test_every_format_shows_no_raw_control(hostile: SiloProject, report_format: str) -> None:
+    for color in ("never", "always"):
+        result = hostile.cli("check", "--format", report_format, color=color)
+        assert result.exit_code == 1, result.output
+        shown = _OWN_COLOUR.sub("", result.stdout) if color == "always" else result.stdout
+        _no_raw(shown, where=f"{report_format} colour={color}")
+        _no_raw(result.stderr, where=f"{report_format} stderr")
+
+
+def test_text_report_shows_the_escapes(hostile: SiloProject) -> None:
+    text = hostile.cli("check").stdout
+    assert "\\x1b[31mALERT" in text or "\\u001b[31mALERT" in text
+    assert "\\u202e" in text
+    # No field's newline starts a line of its own.
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+
+
+def test_json_report_gives_back_the_exact_strings(hostile: SiloProject) -> None:
+    report = json.loads(hostile.cli("check", "--format", "json").stdout)
+    strings: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, dict):
+            for key, member in value.items():
+                walk(key)
+                walk(member)
+        elif isinstance(value, list):
+            for member in value:
+                walk(member)
+
+    walk(report)
+    run_name = "run_20260316T110000_" + PAYLOADS["csi"] + PAYLOADS["bidi"]
+    assert run_name in strings
+    assert any(PAYLOADS["workflow"] in s for s in strings)
+
+
+_OUR_COMMANDS = re.compile(
+    r"::(error (file|title)=|group::|endgroup::|stop-commands::[0-9a-f]{32})"
+)
+
+
+def _live_commands(text: str) -> list[str]:
+    """The lines a GitHub runner would read as workflow commands, outside
+    ``::stop-commands::`` blocks (the runner reads ``::`` after leading spaces)."""
+    live: list[str] = []
+    stop: str | None = None
+    for line in text.splitlines():
+        bare = line.lstrip()
+        if stop is not None:
+            if bare == f"::{stop}::":
+                stop = None
+            continue
+        if bare.startswith("::stop-commands::"):
+            stop = bare.removeprefix("::stop-commands::")
+        if bare.startswith("::"):
+            live.append(bare)
+    return live
+
+
+def test_github_format_emits_only_its_own_commands(hostile: SiloProject) -> None:
+    text = hostile.cli("check", "--format", "github").stdout
+    live = _live_commands(text)
+    assert live, "the failing artifact still gets its annotation"
+    assert all(_OUR_COMMANDS.match(line) for line in live), live
+    assert not any("forged" in line or "add-mask" in line for line in live if line[:7] != "::error")
+
+
+def test_markdown_renders_no_link_image_mention_or_extra_row(hostile: SiloProject) -> None:
+    text = hostile.cli("check", "--format", "markdown").stdout
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    kinds = set()
+    html = []
+    mentions = []
+    for token in tokens:
+        for node in [token, *(token.children or ())]:
+            kinds.add(node.type)
+            if node.type.startswith("html"):
+                html.append(node.content)
+            if node.type == "text" and "@admin" in node.content:
+                mentions.append(node.content)  # outside code: GitHub would notify
+    assert "image" not in kinds and "link_open" not in kinds
+    assert not any("img" in h or "onerror" in h for h in html), html
+    assert not mentions
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    header = rows[0]
+    cells = len(re.findall(r"(?<!\\)\|", header))
+    assert all(len(re.findall(r"(?<!\\)\|", row)) == cells for row in rows), rows
+    # The comment's fences close where ours do: the diff block ends before </details>.
+    rendered = "".join(html)
+    assert rendered.count("</details>") == rendered.count("<details>") >= 1
+
+
+def test_junit_is_xml_whatever_the_input(hostile: SiloProject) -> None:
+    ET.fromstring(hostile.cli("check", "--format", "junit").stdout.encode())
+
+
+def test_stderr_warnings_show_run_names_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    from silo_regress.cli.common import error, warn
+
+    warn("run_x" + PAYLOADS["workflow"] + PAYLOADS["osc52"])
+    error("first line\n::error::second" + PAYLOADS["bidi"])
+    err = capsys.readouterr().err
+    _no_raw(err, where="stderr")
+    assert not any(line.lstrip().startswith("::") for line in err.splitlines()), err
+
+
+def test_review_shows_the_outcome_escaped(hostile: SiloProject) -> None:
+    import os
+    import sys
+
+    import pexpect
+
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "silo_regress", "--project", str(hostile.root), "--color", "always", "review"],
+        env={**os.environ, "TERM": "xterm", "COLUMNS": "200"},
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 200),
+    )
+    seen = io.StringIO()
+    child.logfile_read = seen
+    child.expect(re.escape("[q]uit > "))
+    child.send("q")
+    child.expect(pexpect.EOF)
+    shown = _OWN_COLOUR.sub("", seen.getvalue().replace("\r\n", "\n"))
+    assert "ALERT" in shown
+    _no_raw(shown, where="review")
+
+
+def test_out_keeps_our_colour_and_escapes_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    from silo_regress.cli.common import out
+
+    buffer = io.StringIO()
+    monkeypatch.setattr("sys.stdout", buffer)
+    out("\x1b[31mours\x1b[0m " + PAYLOADS["osc52"], colour=True)
+    assert buffer.getvalue().startswith("\x1b[31mours\x1b[0m ")
+    _no_raw(buffer.getvalue().removeprefix("\x1b[31mours\x1b[0m "), where="out")
