@@ -225,8 +225,7 @@ def test_review_shows_the_outcome_escaped(hostile: SiloProject) -> None:
     import os
     import sys
 
-    import pexpect
-
+    pexpect = pytest.importorskip("pexpect")
     child = pexpect.spawn(
         sys.executable,
         ["-m", "silo_regress", "--project", str(hostile.root), "--color", "always", "review"],
