@@ -252,3 +252,83 @@ def test_out_keeps_our_colour_and_escapes_the_rest(monkeypatch: pytest.MonkeyPat
     out("\x1b[31mours\x1b[0m " + PAYLOADS["osc52"], colour=True)
     assert buffer.getvalue().startswith("\x1b[31mours\x1b[0m ")
     _no_raw(buffer.getvalue().removeprefix("\x1b[31mours\x1b[0m "), where="out")
+
+
+# --- merge: shard reports are not trusted ---------------------------------------
+
+
+@pytest.fixture
+def shard_report(hostile: SiloProject, tmp_path: Path) -> dict[str, Any]:
+    """A real JSON report of the hostile project (one changed result)."""
+    out = tmp_path / "whole.json"
+    assert hostile.cli("check", "--format", "json", "--output", str(out)).exit_code == 1
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report
+
+
+def _merge(project: SiloProject, tmp_path: Path, report: Any, *args: str) -> Any:
+    path = tmp_path / "forged.json"
+    path.write_text(report if isinstance(report, str) else json.dumps(report), encoding="utf-8")
+    return project.cli("merge", str(path), *args)
+
+
+def _changed(report: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = next(r for r in report["results"] if r["status"] == "changed")
+    return found
+
+
+@pytest.mark.parametrize("where", ["../secret.json", "/SECRET", "linked/secret.json"])
+def test_merge_reads_no_file_outside_the_project(
+    hostile: SiloProject, shard_report: dict[str, Any], tmp_path: Path, where: str
+) -> None:
+    secret = tmp_path / "SECRET"
+    secret.write_bytes(json.dumps({"passed": "TOP-SECRET-VALUE"}).encode())
+    (hostile.root / "secret.json").parent.mkdir(exist_ok=True)
+    (tmp_path / "secret.json").write_bytes(secret.read_bytes())
+    (hostile.root / "linked").symlink_to(tmp_path)
+    result_item = _changed(shard_report)
+    result_item["baseline"] = str(secret) if where == "/SECRET" else where
+    result_item["changes"] = [{"path": "/passed", "baseline": "TOP-SECRET-VALUE", "run": 1}]
+    result = _merge(hostile, tmp_path, shard_report)
+    assert result.exit_code == 1, result.output
+    assert "TOP-SECRET-VALUE" not in result.stdout.replace('"TOP-SECRET-VALUE" -> 1', "")
+    assert "merge reads only baselines inside the project" in result.stderr
+    assert "--- " not in result.stdout  # no line diff was built from the file
+
+
+def test_merge_refuses_a_ref_with_a_newline(
+    hostile: SiloProject, shard_report: dict[str, Any], tmp_path: Path
+) -> None:
+    item = _changed(shard_report)
+    item["baselineSource"] = {"kind": "commit", "ref": "main\n::add-mask::x", "commit": None}
+    result = _merge(hostile, tmp_path, shard_report, "--format", "github")
+    assert result.exit_code == 3, result.output
+    assert "baselineSource.ref main\\n::add-mask::x holds a character" in result.stderr
+    assert not _live_commands(result.stdout + result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        ('{"version": 1, "results": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+        ('{"version": true, "results": []}', "report version True is not 1"),
+        ('{"version": 1, "results": []}', "compared nothing"),
+    ],
+    ids=["nested", "version-true", "nothing"],
+)
+def test_merge_refuses_reports_that_say_nothing_true(
+    hostile: SiloProject, tmp_path: Path, document: str, said: str
+) -> None:
+    result = _merge(hostile, tmp_path, document)
+    assert result.exit_code == 3, result.output
+    assert said in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_merge_refuses_a_change_with_neither_side(
+    hostile: SiloProject, shard_report: dict[str, Any], tmp_path: Path
+) -> None:
+    _changed(shard_report)["changes"] = [{"path": "/passed"}]
+    result = _merge(hostile, tmp_path, shard_report)
+    assert result.exit_code == 3, result.output
+    assert "changes[0] has neither a 'baseline' nor a 'run' side" in result.stderr

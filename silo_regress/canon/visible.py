@@ -50,7 +50,12 @@ def visible(text: str) -> str:
     return "".join(shown)
 
 
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(char: str) -> str:
+    if char in _NAMED:
+        return _NAMED[char]
     code = ord(char)
     if code <= 0xFF:
         return f"\\x{code:02x}"
