@@ -332,3 +332,58 @@ def test_merge_refuses_a_change_with_neither_side(
     result = _merge(hostile, tmp_path, shard_report)
     assert result.exit_code == 3, result.output
     assert "changes[0] has neither a 'baseline' nor a 'run' side" in result.stderr
+
+
+# --- a forged journal -------------------------------------------------------------
+
+
+def _forge_journal(project: SiloProject, document: Any) -> Path:
+    from silo_regress.store.transaction import JOURNAL_FILE, WORK_DIR
+
+    work = project.baselines / WORK_DIR
+    work.mkdir(exist_ok=True)
+    journal = work / JOURNAL_FILE
+    journal.write_text(json.dumps(document), encoding="utf-8")
+    return journal
+
+
+def _entry_for(project: SiloProject, name: str, **extra: Any) -> dict[str, Any]:
+    import hashlib
+
+    data = (project.baselines / name).read_bytes()
+    return {"target": name, "backup": None, "sha256": hashlib.sha256(data).hexdigest(), **extra}
+
+
+@pytest.mark.parametrize(
+    "shape", ["0.2-list", "other-host", "other-boot", "backup-outside", "target-outside"]
+)
+def test_a_forged_journal_is_refused_and_left_alone(tmp_path: Path, shape: str) -> None:
+    import socket
+
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    project.add_run("TASK-002")
+    assert project.cli("record", "--all").exit_code == 0
+    before = project.baseline_bytes()
+    entry = _entry_for(project, "TASK-001.result.json")
+    boot_id = Path("/proc/sys/kernel/random/boot_id")
+    host, boot = socket.gethostname(), boot_id.read_text().strip() if boot_id.exists() else ""
+    own = {"batch": "0" * 32, "host": host, "boot": boot, "pid": 1}
+    document: Any = {
+        "0.2-list": [entry],
+        "other-host": {**own, "host": "ci-runner-7", "entries": [entry]},
+        "other-boot": {**own, "boot": "00000000-0000-0000-0000-000000000000", "entries": [entry]},
+        "backup-outside": {**own, "entries": [{**entry, "backup": "../../../evil.old"}]},
+        "target-outside": {**own, "entries": [{**entry, "target": "../pyproject.toml"}]},
+    }[shape]
+    if shape == "other-boot" and not boot:
+        pytest.skip("this kernel names no boot id")
+    journal = _forge_journal(project, document)
+    project.add_run("TASK-002", result=make_result(reward=0.5))
+    result = project.cli("record", "TASK-002")
+    assert result.exit_code == 3, result.output
+    assert "journal.json: refused:" in result.stderr
+    assert "not this machine's own interrupted batch" in result.stderr
+    assert journal.exists(), "left alone for the user to look at"
+    after = {k: v for k, v in project.baseline_bytes().items() if ".silo-regress-tmp" not in k}
+    assert after == before, "no baseline deleted, replaced or written"
