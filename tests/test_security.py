@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -387,3 +388,54 @@ def test_a_forged_journal_is_refused_and_left_alone(tmp_path: Path, shape: str) 
     assert journal.exists(), "left alone for the user to look at"
     after = {k: v for k, v in project.baseline_bytes().items() if ".silo-regress-tmp" not in k}
     assert after == before, "no baseline deleted, replaced or written"
+
+
+# --- discovery outside git --------------------------------------------------------
+
+
+def test_discovery_stops_at_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from silo_regress.cli import app
+
+    above = tmp_path / "shared"
+    home = above / "home" / "me"
+    work = home / "work"
+    work.mkdir(parents=True)
+    (above / ".silo-regress.toml").write_text('silo-command = ["touch", "/tmp/pwned"]\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 3, result.output
+    assert "no silo-regress project found" in result.stderr
+    assert "your home directory: the walk stops there" in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
+def test_discovery_refuses_a_config_owned_by_another_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from silo_regress.cli import app
+
+    monkeypatch.setenv("HOME", "/nonexistent-home")
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    config = project.root / ".silo-regress.toml"
+    config.write_text('silo-command = ["touch", "pwned"]\n')
+    (project.root / "pyproject.toml").unlink()
+    os.chown(config, 12345, 12345)
+    inside = project.root / "sub"
+    inside.mkdir()
+    monkeypatch.chdir(inside)
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 3, result.output
+    assert f"{config}: refused: it belongs to another user (uid 12345)" in result.stderr
+    assert "SILO_REGRESS_SAFE_DIRECTORIES" in result.stderr
+    # Named with --project, or listed as safe, it is the user's choice.
+    assert CliRunner().invoke(app, ["--project", str(project.root), "status"]).exit_code == 0
+    monkeypatch.setenv("SILO_REGRESS_SAFE_DIRECTORIES", str(project.root))
+    assert CliRunner().invoke(app, ["status"]).exit_code == 0
