@@ -439,3 +439,29 @@ def test_discovery_refuses_a_config_owned_by_another_user(
     assert CliRunner().invoke(app, ["--project", str(project.root), "status"]).exit_code == 0
     monkeypatch.setenv("SILO_REGRESS_SAFE_DIRECTORIES", str(project.root))
     assert CliRunner().invoke(app, ["status"]).exit_code == 0
+
+
+# --- runs dated in the future -------------------------------------------------------
+
+
+def test_a_run_dated_in_the_future_hides_no_later_run(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    # A passing run that claims to start in 2099, then a real, later, failing one.
+    project.add_run("TASK-001", started="2099-01-01T00:00:00.000Z", name="run_future")
+    project.add_run(
+        "TASK-001", started="2026-03-16T11:00:00.000Z", result=make_result(passed=False)
+    )
+    result = project.cli("check")
+    assert result.exit_code == 1, result.output
+    assert "now FAILS" in result.stdout
+    assert (
+        ".silo/runs/run_future: skipped, its startedAt 2099-01-01T00:00:00.000Z is more than "
+        "5 minutes past this machine's clock"
+    ) in result.stderr
+    # record takes the real newest run too, not the one from the future.
+    assert project.cli("record", "TASK-001").exit_code == 0
+    assert b'"passed": false' in (project.baselines / "TASK-001.result.json").read_bytes()
+    # The run cache gives the same answer the second time.
+    assert project.cli("check").exit_code == 0
