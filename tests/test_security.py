@@ -465,3 +465,92 @@ def test_a_run_dated_in_the_future_hides_no_later_run(tmp_path: Path) -> None:
     assert b'"passed": false' in (project.baselines / "TASK-001.result.json").read_bytes()
     # The run cache gives the same answer the second time.
     assert project.cli("check").exit_code == 0
+
+
+# --- lost updates -------------------------------------------------------------------
+
+# Runs `silo-regress` with the read of the old baselines slowed down, so two writers
+# started together both read before either writes (the race, made certain).
+_SLOW_READER = r"""
+import sys, time
+from silo_regress.store import baselines
+for name in ("variants_of", "read_existing"):
+    real = getattr(baselines.BaselineStore, name)
+    def slow(self, *args, _real=real, **kwargs):
+        found = _real(self, *args, **kwargs)
+        time.sleep(0.4)
+        return found
+    setattr(baselines.BaselineStore, name, slow)
+from silo_regress.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _together(project: SiloProject, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-c", _SLOW_READER, "--project", str(project.root)]
+    procs = [
+        subprocess.Popen([*base, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for args in commands
+    ]
+    return [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+
+
+def test_concurrent_add_variant_loses_no_variant(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    first = project.add_run("TASK-001", result=make_result(reward=0.5)).name
+    second = project.add_run("TASK-001", result=make_result(reward=0.7)).name
+    results = _together(
+        project,
+        ("record", "TASK-001", "--add-variant", "--run-id", first),
+        ("record", "TASK-001", "--add-variant", "--run-id", second),
+    )
+    assert all(code == 0 for code, _ in results), results
+    rewards = sorted(
+        json.loads(path.read_bytes())["reward"]
+        for path in project.baselines.glob("TASK-001*.result.json")
+    )
+    assert rewards == [0.5, 0.7, 1], "every writer's variant is kept"
+
+
+def test_concurrent_record_path_keeps_both_paths(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    project.add_run("TASK-001", result=make_result(reward=0.5, tool_calls=9))
+    target = "baselines/TASK-001.result.json"
+    results = _together(
+        project,
+        ("record", target, "--path", "/reward"),
+        ("record", target, "--path", "/toolCalls"),
+    )
+    assert all(code == 0 for code, _ in results), results
+    value = json.loads((project.root / target).read_bytes())
+    assert (value["reward"], value["toolCalls"]) == (0.5, 9), "neither path undone"
+
+
+def test_review_accepts_only_the_run_it_showed(hostile: SiloProject) -> None:
+    import sys
+
+    pexpect = pytest.importorskip("pexpect")
+    before = hostile.baseline_bytes()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "silo_regress", "--project", str(hostile.root), "review"],
+        env={**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"},
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 200),
+    )
+    child.expect(re.escape("[q]uit > "))
+    # The run is rewritten while the reviewer looks at it.
+    (run,) = [p for p in hostile.runs_dir.iterdir() if "ALERT" in p.name]
+    (run / "result.json").write_text(json.dumps(make_result(reward=0.25), indent=2) + "\n")
+    child.send("a")
+    child.expect("changed since it was shown, so it was not accepted")
+    child.expect(pexpect.EOF)
+    assert hostile.baseline_bytes() == before
