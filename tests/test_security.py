@@ -554,3 +554,90 @@ def test_review_accepts_only_the_run_it_showed(hostile: SiloProject) -> None:
     child.expect("changed since it was shown, so it was not accepted")
     child.expect(pexpect.EOF)
     assert hostile.baseline_bytes() == before
+
+
+# --- bounded reads and the tracebacks that were -------------------------------------
+
+
+def test_a_huge_trace_line_is_an_incomplete_run_not_gigabytes(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from silo_regress.runs.toolpath import MAX_LINE_BYTES, Gap, Incomplete, derive_tool_path
+
+    run = tmp_path / "run"
+    run.mkdir()
+    with open(run / "trace.jsonl", "wb") as trace:
+        trace.write(b'{"type":"run_start","seq":1}\n{"type":"tool_call","args":"')
+        chunk = b"x" * (1 << 20)
+        for _ in range((MAX_LINE_BYTES >> 20) * 3):
+            trace.write(chunk)
+        trace.write(b'"}\n')
+    tracemalloc.start()
+    try:
+        found = derive_tool_path(run, tool_calls=1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(found, Incomplete)
+    assert found.gap is Gap.LINE_TOO_LONG and found.line == 2
+    assert "line 2 is longer than 32 MiB" in found.describe()
+    # readline copies once (2x the bound); reading the whole line would hold 96 MiB+.
+    assert peak < MAX_LINE_BYTES * 2.2, f"held {peak >> 20} MiB for a 96 MiB line"
+
+
+def test_a_400_digit_reward_is_left_out_of_the_scores(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    run = project.add_run("TASK-001")
+    text = (run / "result.json").read_text().replace('"reward": 1', '"reward": ' + "9" * 400)
+    (run / "result.json").write_text(text)
+    result = project.runner.invoke(
+        __import__("silo_regress.cli", fromlist=["app"]).app,
+        ["--project", str(project.root), "check"],
+    )
+    assert result.exit_code == 1, result.output
+    assert "CHANGED" in result.stdout and "internal error" not in result.output
+
+
+def test_a_superscript_digit_in_a_pointer_is_a_named_error(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    project.add_run("TASK-001", result=make_result(reward=0.5))
+    result = project.runner.invoke(
+        __import__("silo_regress.cli", fromlist=["app"]).app,
+        [
+            *("--project", str(project.root), "record", "baselines/TASK-001.result.json"),
+            *("--path", "/checks/²"),
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    assert "--path /checks/²: in no artifact of TASK-001" in result.stderr
+
+
+def test_a_superscript_digit_typed_in_review_is_ignored_by_name(tmp_path: Path) -> None:
+    import sys
+
+    pexpect = pytest.importorskip("pexpect")
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    assert project.cli("record", "--all").exit_code == 0
+    project.add_run("TASK-001", result=make_result(reward=0.5))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "silo_regress", "--project", str(project.root), "review"],
+        env={**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"},
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 200),
+    )
+    child.expect(re.escape("[q]uit > "))
+    child.send("p")
+    child.expect("paths to accept")
+    child.sendline("²")
+    child.expect("ignored '²': not a number from the list or a pointer")
+    child.expect(re.escape("[q]uit > "))
+    child.send("q")
+    child.expect(pexpect.EOF)
+    assert "Traceback" not in (child.before or "")

@@ -129,7 +129,7 @@ def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
     answer = sys.stdin.readline().split()
     pointers = []
     for word in answer:
-        if word.isdigit() and 1 <= int(word) <= len(changes):
+        if word.isascii() and word.isdigit() and 1 <= int(word) <= len(changes):
             pointers.append(changes[int(word) - 1].path)
         elif word.startswith("/"):
             pointers.append(word)

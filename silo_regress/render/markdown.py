@@ -26,9 +26,9 @@ from silo_regress.render.wording import one_line, phrase
 DIFF_BUDGET = 50_000
 MATCH_ROWS = 300
 # ">" needs no escape once no "<" can open a tag; "->" stays readable in the source.
-# Agent text must not render as a link or an image (no "[" opens one), emphasis, code
-# or an @mention (a backslash escape does not stop a mention: a code span around the
-# "@" does).
+# Agent text must not render as a link or an image (no "[" opens one), code or an
+# @mention (emphasis is harmless, and "update_deal" stays readable in the source).
+# A backslash escape does not stop a mention: a code span around the "@" does.
 _ESCAPE = {
     "|": "\\|",
     "<": "&lt;",
@@ -36,9 +36,9 @@ _ESCAPE = {
     "\n": " ",
     "\r": " ",
     "@": "`@`",
-    **{c: "\\" + c for c in "\\`*_[]"},
+    **{c: "\\" + c for c in "\\`[]"},
 }
-_SPECIAL = re.compile(r"[|<&\n\r@\\`*_\[\]]")
+_SPECIAL = re.compile(r"[|<&\n\r@\\`\[\]]")
 _ICON = {True: "✅", False: "❌"}
 
 
