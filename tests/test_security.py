@@ -641,3 +641,66 @@ def test_a_superscript_digit_typed_in_review_is_ignored_by_name(tmp_path: Path) 
     child.send("q")
     child.expect(pexpect.EOF)
     assert "Traceback" not in (child.before or "")
+
+
+# --- run attribution ----------------------------------------------------------------
+
+
+def test_run_does_not_claim_a_concurrent_plain_silo_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain `silo run` started a minute earlier finishes while `run` waits for its
+    own rollout: the rollout keeps its own run; the other is named, never claimed."""
+    import sys
+    import threading
+    from datetime import UTC, datetime, timedelta
+
+    fake = Path(__file__).with_name("fake_silo.py")
+    command = json.dumps([sys.executable, str(fake)])
+    project = make_project(
+        tmp_path / "project", config=f'silo-command = {command}\nenvironment = "crm-west"\n'
+    )
+    monkeypatch.setenv("FAKE_SILO_MODE", "ok")
+    monkeypatch.setenv("FAKE_SILO_SLEEP", "1.5")
+    earlier = (datetime.now(UTC) - timedelta(minutes=1)).isoformat(timespec="milliseconds")
+
+    def plain_silo_run() -> None:
+        import time
+
+        time.sleep(0.5)  # after `run` listed the runs directory, before its rollout ends
+        project.add_run(
+            "TASK-001",
+            started=earlier.replace("+00:00", "Z"),
+            name="run_plain_silo",
+            result=make_result(passed=False, reward=0),
+        )
+
+    other = threading.Thread(target=plain_silo_run)
+    other.start()
+    result = project.cli("run", "TASK-001")
+    other.join()
+    assert (
+        ".silo/runs/run_plain_silo: a new run of crm-west/TASK-001, which this command "
+        "did not start" in result.stderr
+    ), result.output
+    assert "run_plain_silo" not in result.stdout
+
+
+def test_a_task_with_more_new_runs_than_rollouts_claims_none() -> None:
+    from datetime import UTC, datetime
+
+    from silo_regress.runner.attribution import Ended, Ledger
+    from silo_regress.runs.index import Run
+
+    key = ("crm-west", "TASK-001")
+    now = datetime.now(UTC)
+    runs = {
+        name: Run(name, Path("/runs") / name, *key, started_at=now.isoformat(), started=now)
+        for name in ("run_a", "run_b")
+    }
+    ledger = Ledger(before=frozenset())
+    ledger.start(key, at=now)
+    assert ledger.exit(Ended(0, key, 0))
+    (claim,) = ledger.settle(key, runs, complete=lambda r: True)
+    assert claim.run is None, "which of two runs is ours is unknowable: neither is claimed"
+    assert ledger.strays(runs) == ["run_a", "run_b"]
