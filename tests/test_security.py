@@ -297,14 +297,17 @@ def test_merge_reads_no_file_outside_the_project(
     assert "--- " not in result.stdout  # no line diff was built from the file
 
 
+@pytest.mark.parametrize("key", ["ref", "label"])
 def test_merge_refuses_a_ref_with_a_newline(
-    hostile: SiloProject, shard_report: dict[str, Any], tmp_path: Path
+    hostile: SiloProject, shard_report: dict[str, Any], tmp_path: Path, key: str
 ) -> None:
     item = _changed(shard_report)
-    item["baselineSource"] = {"kind": "commit", "ref": "main\n::add-mask::x", "commit": None}
+    source = {"kind": "commit", "ref": "main", "commit": None, "label": "main:x"}
+    source[key] = "main\n::add-mask::x"
+    item["baselineSource"] = source
     result = _merge(hostile, tmp_path, shard_report, "--format", "github")
     assert result.exit_code == 3, result.output
-    assert "baselineSource.ref main\\n::add-mask::x holds a character" in result.stderr
+    assert f"baselineSource.{key} main\\n::add-mask::x holds a character" in result.stderr
     assert not _live_commands(result.stdout + result.stderr)
 
 

@@ -216,7 +216,7 @@ def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
             f"{where}.baselineSource must be null or an object with a kind "
             f"({', '.join(kinds)}); a commit's also has its ref and hash (or null)"
         )
-    for key, text in (("ref", ref), ("commit", commit)):
+    for key, text in (("ref", ref), ("commit", commit), ("label", value.get("label"))):
         # A git name prints; a newline in one would start a CI command where it is shown.
         if isinstance(text, str) and not text.isprintable():
             raise InputError(
