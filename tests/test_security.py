@@ -416,6 +416,40 @@ def test_discovery_stops_at_the_home_directory(
     assert "your home directory: the walk stops there" in result.stderr
 
 
+def _other_device_dir() -> Path | None:
+    shm = Path("/dev/shm")
+    try:
+        if (
+            shm.is_dir()
+            and os.access(shm, os.W_OK)
+            and shm.stat().st_dev != shm.parent.stat().st_dev
+        ):
+            return shm
+    except OSError:
+        pass
+    return None
+
+
+@pytest.mark.skipif(_other_device_dir() is None, reason="needs a tmpfs below another mount")
+def test_discovery_stops_at_a_file_system_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from typer.testing import CliRunner
+
+    from silo_regress.cli import app
+
+    top = _other_device_dir()
+    assert top is not None
+    monkeypatch.setenv("HOME", "/nonexistent-home")
+    with tempfile.TemporaryDirectory(dir=top) as made:
+        work = Path(made) / "sub"
+        work.mkdir()
+        monkeypatch.chdir(work)
+        result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 3, result.output
+    assert f"{top} (the walk stops at a file-system boundary)" in result.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
 def test_discovery_refuses_a_config_owned_by_another_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
