@@ -4,5 +4,6 @@
 - :mod:`.canonical`: canonical form v1, parsed strictly and serialized byte-exact (``JsonValue``);
 - :mod:`.prefilter`: the cheap test that rules volatile content out before any scan;
 - :mod:`.volatile`: the volatile scan: run ids, wall-clock times, timing values;
-- :mod:`.jsondiff`: the structural diff of two values, and following a pointer into one.
+- :mod:`.jsondiff`: the structural diff of two values, and following a pointer into one;
+- :mod:`.visible`: agent-controlled text made harmless on its way to a terminal or a log.
 """

@@ -97,15 +97,33 @@ def run_guarded(
 
 
 def error(message: str) -> None:
-    sys.stderr.write(f"silo-regress: error: {message}\n")
+    sys.stderr.write(f"silo-regress: error: {_sentence(message)}\n")
     sys.stderr.flush()
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"silo-regress: warning: {message}\n")
+    sys.stderr.write(f"silo-regress: warning: {_sentence(message)}\n")
 
 
-def out(text: str) -> None:
+def _sentence(message: str) -> str:
+    """A message with names from run files in it, safe for a terminal and a CI log.
+
+    Nothing invisible or controlling is written raw, and a message of several lines
+    (Silo's own stderr) continues on lines that start with ``    | ``, so no line of
+    it can start a GitHub workflow command (the runner reads ``::`` after spaces).
+    """
+    from silo_regress.canon.visible import one_line
+
+    first, *rest = message.split("\n")
+    return "\n".join([one_line(first), *(f"    | {one_line(line)}" for line in rest)])
+
+
+def out(text: str, *, colour: bool = False) -> None:
+    """Write ``text`` to stdout with nothing invisible or controlling left raw in it;
+    ``colour`` lets our own colour sequences through."""
+    from silo_regress.canon.visible import shielded
+
+    text = shielded(text, colour=colour)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

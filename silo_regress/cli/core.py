@@ -183,7 +183,7 @@ def record(
         )
     if not dry_run:
         recordings = recorder.record(config, store, choices, add_variant=add_variant, narrow=narrow)
-    out(render_record(recordings, color=g.use_color(), dry_run=dry_run))
+    out(render_record(recordings, color=g.use_color(), dry_run=dry_run), colour=g.use_color())
     return 0
 
 
@@ -422,5 +422,5 @@ def status(ctx: typer.Context) -> int:
         warn(warning)
     for why in result.refused:
         warn(why)
-    out(render_status(result, color=g.use_color()))
+    out(render_status(result, color=g.use_color()), colour=g.use_color())
     return 0

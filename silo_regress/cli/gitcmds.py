@@ -57,7 +57,7 @@ def diff_between(
         git_source(config, ref=to_ref, staged=False) if to_ref is not None else working_tree(config)
     )
     result = diff_sources(config, before, after, parse_refs(refs))
-    out(render_source_diff(result, output_format, color=g.use_color()))
+    out(render_source_diff(result, output_format, color=g.use_color()), colour=g.use_color())
     return 0
 
 
@@ -81,7 +81,8 @@ def log(
 
     g, config = setup(ctx)
     (task,) = parse_refs([ref])
-    out(render_log(task_log(config, task), output_format.value, color=g.use_color()))
+    colour = g.use_color()
+    out(render_log(task_log(config, task), output_format.value, color=colour), colour=colour)
     return 0
 
 

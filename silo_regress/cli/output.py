@@ -102,7 +102,7 @@ def emit_report(
     text = render_report(
         report, report_format.value, color=g.use_color(), show_matches=verbose, history=chart
     )
-    out(text)
+    out(text, colour=g.use_color())
 
 
 def append_step_summary(report: Report) -> None:

@@ -180,10 +180,13 @@ def _ask(
         return True
     direction = outcome.direction.value if outcome.direction else outcome.verdict.value
     position = f"{n}/{n + len(pending)}"
-    out(f"\n{palette.paint(f'[{position}] {direction}', 'bold')}\n")
-    out("\n".join(render_outcome(outcome, palette=palette, cap=SHORT_DIFF)) + "\n")
+    out(f"\n{palette.paint(f'[{position}] {direction}', 'bold')}\n", colour=palette.color)
+    out(
+        "\n".join(render_outcome(outcome, palette=palette, cap=SHORT_DIFF)) + "\n",
+        colour=palette.color,
+    )
     if outcome.verdict is Verdict.MISSING_BASELINE:
-        out(_would_record(config, store, index, outcome, palette))
+        out(_would_record(config, store, index, outcome, palette), colour=palette.color)
     while True:
         out(f"{KEYS} > ")
         key = typer.getchar()
@@ -194,7 +197,10 @@ def _ask(
             session.skipped += 1
             return True
         if key == "d":
-            out("\n".join(render_outcome(outcome, palette=palette, cap=10**9)) + "\n")
+            out(
+                "\n".join(render_outcome(outcome, palette=palette, cap=10**9)) + "\n",
+                colour=palette.color,
+            )
             continue
         if key in ("a", "A", "p") and not acceptable:
             out(
@@ -265,7 +271,7 @@ def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
         answer = sys.stdin.readline().split()
         pointers, bad = [], []
         for word in answer:
-            if word.isdigit() and 1 <= int(word) <= len(changes):
+            if word.isascii() and word.isdigit() and 1 <= int(word) <= len(changes):
                 pointers.append(changes[int(word) - 1].path)
             elif word.startswith("/") and _near(word, known):
                 pointers.append(word)
@@ -279,7 +285,10 @@ def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
                 if not word.startswith("/")
                 else ("not a changed path, nor inside or around one")
             )
-            out(palette.paint(f"{word!r}: {why}; nothing accepted yet, try again", "red") + "\n")
+            out(
+                palette.paint(f"{word!r}: {why}; nothing accepted yet, try again", "red") + "\n",
+                colour=palette.color,
+            )
 
 
 def _near(pointer: str, known: list[str]) -> bool:
@@ -317,7 +326,8 @@ def _confirm_mixture(outcome: Outcome, pointers: list[str], palette: Palette) ->
             f"but {sides[Side.BASELINE]} from the baseline; no run produced that",
             "yellow",
         )
-        + "\n"
+        + "\n",
+        colour=palette.color,
     )
     out("write it anyway? [y/N] > ")
     key = typer.getchar()

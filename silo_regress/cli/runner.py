@@ -88,7 +88,7 @@ def run_command(
     batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
     if repeat > 1:
         stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-        out(render_stability(stabilities, config=config, color=g.use_color()))
+        out(render_stability(stabilities, config=config, color=g.use_color()), colour=g.use_color())
         unsettled = any(not s.stable for s in stabilities)
     else:
         out(render_batch(batch))
@@ -173,7 +173,7 @@ def record_repeated(
         error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)
     stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-    out(render_stability(stabilities, config=config, color=g.use_color()))
+    out(render_stability(stabilities, config=config, color=g.use_color()), colour=g.use_color())
     if variants:
         return _record_variants(g, config, store, stabilities)
     unstable = [s for s in stabilities if not s.stable]
@@ -196,7 +196,7 @@ def record_repeated(
             warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
     recordings = recorder.record(config, store, choices)
-    out(render_record(recordings, color=g.use_color()))
+    out(render_record(recordings, color=g.use_color()), colour=g.use_color())
     return 0
 
 
@@ -218,7 +218,7 @@ def _record_variants(
             recorder.prepare_variants(config, store, stability.task.ref, stability.runs)
         )
     recorder.write(config, store, recordings)
-    out(render_record(recordings, color=g.use_color()))
+    out(render_record(recordings, color=g.use_color()), colour=g.use_color())
     return 0
 
 
@@ -247,7 +247,7 @@ def _report_problems(batch: Batch) -> bool:
         warn(stray)
     # A silo-command that cannot start Silo says so once, not once per rollout.
     for message in dict.fromkeys(o.message for o in batch.problems):
-        error(message.replace("\n", "\n    "))
+        error(message)
     return bool(batch.problems)
 
 

@@ -79,7 +79,16 @@ def read_scores(result: Any) -> Scores:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A reward a total can add up: an integer past a float's range (a 400-digit
+    one, which no JSON.stringify writes) is left out like any unrecognised value."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            return False
+    return True
 
 
 def compare_scores(before: Scores, after: Scores) -> Movement:

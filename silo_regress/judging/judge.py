@@ -167,6 +167,8 @@ def _judge_targets(
             # With pinned runs (check --run) only those count: an older run on
             # disk is not a result anybody just produced.
             run = runs.get(target.key) if runs is not None else index.newest(*target.key)
+            if runs is None:
+                notes.extend(_future_notes(config, index, target.key))
         environment = target.key[0] if target.key else target.ref.environment
         settings = config.task_settings(target.ref, environment=environment)
         if not target.baselines:
@@ -301,6 +303,21 @@ def _warnings(config: Config, index: RunIndex, *, shown: int = 3) -> tuple[str, 
             head, rest = ", ".join(paths[:shown]), len(paths) - shown
             lines.append(f"{len(paths)} run directories skipped, {reason}: {head} and {rest} more")
     return tuple(lines)
+
+
+def _future_notes(config: Config, index: RunIndex, key: tuple[str, str]) -> list[str]:
+    """A warning for each run of the task dated past this machine's clock: never its
+    newest, so it hides no later run, and never silently left out."""
+    from silo_regress.canon.visible import visible
+    from silo_regress.runs.index import CLOCK_SKEW
+
+    minutes = int(CLOCK_SKEW.total_seconds() // 60)
+    return [
+        f"{visible(config.relative(run.path))}: skipped, its startedAt "
+        f"{visible(run.started_at)} is more than {minutes} minutes past this machine's "
+        "clock, so it is not taken as the task's newest run (fix the clock that wrote it)"
+        for run in index.future_runs(*key)
+    ]
 
 
 def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale: bool) -> Outcome:

@@ -7,6 +7,13 @@ table, or, for projects that keep every default, ``baselines/.silo-regress-forma
 or ``.silo/``; the walk stops at the root of the git repository. ``--project DIR``
 names the project and skips the walk.
 
+Outside a repository the walk would reach ``/`` and take a config from any
+directory above, whose ``silo-command`` ``run`` then executes (git's
+CVE-2022-24765). So, as git does, the walk stops at the user's home directory and
+at a file-system boundary, and a config file it finds that belongs to another
+user (neither root nor the current user) is refused, with the two ways to allow
+it: ``--project DIR``, or the directory in ``SILO_REGRESS_SAFE_DIRECTORIES``.
+
 Config files are written by whoever controls the repository (a cloned one too),
 so every value is checked once, by ``configvalues``, with a sentence naming the
 file and key; this module decides which keys exist where.
@@ -243,13 +250,67 @@ def find_project(start: Path) -> Path:
     """
     here = Path(os.path.abspath(start))
     looked: list[Path] = []
+    home = _home()
+    try:
+        device = os.stat(here).st_dev
+    except OSError:
+        device = None
     for directory in (here, *here.parents):
+        if looked and device is not None and _device(directory) != device:
+            break  # another file system: like git, never discover across one
         looked.append(directory)
         if _is_project(directory):
+            _check_owner(directory)
             return directory
-        if os.path.lexists(directory / ".git"):
+        if os.path.lexists(directory / ".git") or directory == home:
             break
     raise NoProjectError(_not_found(looked), looked_in=tuple(looked))
+
+
+SAFE_DIRECTORIES = "SILO_REGRESS_SAFE_DIRECTORIES"
+
+
+def _home() -> Path | None:
+    try:
+        return Path(os.path.abspath(Path.home()))
+    except (RuntimeError, KeyError, OSError):
+        return None
+
+
+def _device(directory: Path) -> int | None:
+    try:
+        return os.stat(directory).st_dev
+    except OSError:
+        return None
+
+
+def _check_owner(project: Path) -> None:
+    """Refuse a discovered config file that belongs to another user (git's safe.directory).
+
+    Root's files and the current user's are trusted; so is a directory the user
+    lists in ``SILO_REGRESS_SAFE_DIRECTORIES`` (``os.pathsep``-separated, ``*`` for
+    any) or names with ``--project`` (which never walks, so never comes here).
+    """
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is None:
+        return
+    allowed = [p for p in os.environ.get(SAFE_DIRECTORIES, "").split(os.pathsep) if p]
+    if "*" in allowed or any(os.path.abspath(p) == str(project) for p in allowed):
+        return
+    for name in (*STANDALONE_NAMES, PYPROJECT):
+        path = project / name
+        try:
+            owner = os.lstat(path).st_uid
+        except OSError:
+            continue
+        if name == PYPROJECT and _pyproject_table(path) is None:
+            continue  # configures nothing here
+        if owner not in (0, uid):
+            raise ConfigError(
+                f"{path}: refused: it belongs to another user (uid {owner}), and a config "
+                "found by walking up can name a command that `run` executes; if you trust "
+                f"it, pass --project {project} or add that directory to {SAFE_DIRECTORIES}"
+            )
 
 
 def _not_found(looked: list[Path]) -> str:
@@ -261,6 +322,10 @@ def _not_found(looked: list[Path]) -> str:
         where = f"in {looked[0]} and its parents up to {looked[-1]}"
     top = looked[-1]
     stop = " (the top of the git repository)" if os.path.lexists(top / ".git") else ""
+    if not stop and top == _home():
+        stop = " (your home directory: the walk stops there)"
+    elif not stop and top.parent != top:
+        stop = " (the walk stops at a file-system boundary)"
     return (
         f"no silo-regress project found: looked for {LOOKED_FOR} {where}{stop}; "
         "run `silo-regress init` at the project's root, or pass --project DIR"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from silo_regress.canon.visible import visible
 from silo_regress.errors import TaskRefError
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
@@ -31,6 +32,8 @@ def unsafe_reason(name: str) -> str | None:
         encoded = name.encode("utf-8")
     except UnicodeEncodeError:  # a byte that is not UTF-8, as argv decodes it
         return "it is not valid UTF-8"
+    if not name.isprintable():  # C1 controls, bidi overrides, zero-width characters
+        return "it contains a character that does not print (a control, bidi or zero-width one)"
     if len(encoded) > 200:
         return "it is longer than 200 bytes"
     return None
@@ -43,19 +46,7 @@ def printable(name: str) -> str:
     was not UTF-8 (decoded with ``surrogateescape``) as ``\\xNN``, and a backslash as
     ``\\\\``, so no escape a name holds can pass for one made here.
     """
-    if name.isprintable() and "\\" not in name:
-        return name
-    shown = []
-    for char in name:
-        if char == "\\":
-            shown.append("\\\\")
-        elif "\udc80" <= char <= "\udcff":
-            shown.append(f"\\x{ord(char) - 0xDC00:02x}")
-        elif char.isprintable():
-            shown.append(char)
-        else:
-            shown.append(char.encode("unicode_escape").decode("ascii"))
-    return "".join(shown)
+    return visible(name)
 
 
 @dataclass(frozen=True, order=True)

@@ -77,7 +77,8 @@ def lookup(value: Any, parts: Sequence[str]) -> Any:
 
 
 def _index(part: str) -> int | None:
-    if part.isdigit() and (part == "0" or not part.startswith("0")):
+    # "²".isdigit() is true, and int("²") fails: an array index is ASCII digits only.
+    if part.isascii() and part.isdigit() and (part == "0" or not part.startswith("0")):
         return int(part)
     return None
 

@@ -8,8 +8,8 @@ refused record leaves every old baseline as it was.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from silo_regress.canon.canonical import (
@@ -202,12 +202,15 @@ def prepare(
     *,
     add_variant: bool = False,
     narrow: Narrowing | None = None,
+    expected: Mapping[tuple[TaskRef, str], bytes] | None = None,
 ) -> list[Recording]:
     """Canonicalize and vet every artifact of every choice; write nothing.
 
     By default each artifact is reset to one variant (its other variants are
     removed); ``add_variant`` keeps them and adds the run as the next variant
-    unless it equals one already.
+    unless it equals one already. ``expected`` holds, per (task, artifact), the
+    canonical run text a reviewer was shown: a run that reads otherwise now is
+    refused rather than recorded unseen.
     """
     _require_format(config, store)
     recordings: list[Recording] = []
@@ -222,6 +225,7 @@ def prepare(
             ref=choice.ref,
             artifacts=choice.artifacts,
             narrowed=(narrow, store, choice.ref) if narrow is not None else None,
+            expected={a: t for (r, a), t in (expected or {}).items() if r == choice.ref},
         )
         for artifact, text in texts.items():
             existing = store.variants_of(choice.ref, artifact)
@@ -288,6 +292,7 @@ def _vetted(
     ref: TaskRef,
     artifacts: Sequence[str] = (),
     narrowed: tuple[Narrowing, BaselineStore, TaskRef] | None = None,
+    expected: Mapping[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """The canonical text of each artifact of ``run``; volatile findings go to ``problems``.
 
@@ -310,6 +315,13 @@ def _vetted(
             raise InputError(f"{source}: missing, so run {run.name} cannot be recorded")
         doc = canonicalize(data, source=source)
         value = apply_ignores(doc.value, artifact=artifact, ignore=settings.ignore)
+        if expected and artifact in expected:
+            seen = doc.text if value is doc.value else serialize(value)
+            if seen != expected[artifact]:
+                raise InputError(
+                    f"{source}: changed since it was shown, so it was not accepted (nothing "
+                    "was written); run `silo-regress review` again to see it as it is now"
+                )
         if narrowed is not None:
             narrow, store, ref = narrowed
             old = store.read_existing(ref, artifact)
@@ -402,33 +414,28 @@ def record(
     *,
     add_variant: bool = False,
     narrow: Narrowing | None = None,
+    expected: Mapping[tuple[TaskRef, str], bytes] | None = None,
 ) -> list[Recording]:
     """Vet and write the choices under the writer lock, so no other writer interleaves.
 
-    Holding the lock from the read of the old baselines to the last rename is
-    what keeps a racing ``fmt`` from putting a just-recorded baseline back.
+    The new bytes are computed under the lock, from the baselines as they stand
+    then: ``--add-variant`` numbers its variant and ``--path`` splices into the old
+    baseline, so bytes computed before it would undo a writer that finished in
+    between (a lost variant). Holding it to the last rename is also what keeps a
+    racing ``fmt`` from putting a just-recorded baseline back.
     """
-    # Refuses before anything is created.
-    recordings = prepare(config, store, choices, add_variant=add_variant, narrow=narrow)
+
+    def prepared() -> list[Recording]:
+        return prepare(
+            config, store, choices, add_variant=add_variant, narrow=narrow, expected=expected
+        )
+
+    if not store.root.is_dir():
+        prepared()  # refuses before the lock creates the baselines directory
     with store.locked("record"):
-        recordings = [_restated(store, recording) for recording in recordings]
+        recordings = prepared()
         write(config, store, recordings)
     return recordings
-
-
-def _restated(store: BaselineStore, recording: Recording) -> Recording:
-    """The recording with each file's state as the baselines stand now, under the lock."""
-    files = []
-    for file in recording.files:
-        old = store.read_existing(file.ref, file.artifact, file.variant)
-        files.append(replace(file, state=_state(old, file.data), previous=old))
-    return replace(recording, files=tuple(files))
-
-
-def _state(old: bytes | None, new: bytes) -> FileState:
-    if old is None:
-        return FileState.NEW
-    return FileState.UNCHANGED if old == new else FileState.CHANGED
 
 
 def write(config: Config, store: BaselineStore, recordings: Sequence[Recording]) -> None:

@@ -72,7 +72,9 @@ def accept(
     # by the splice before anything is written.
     pinned = tuple(PathChoice(pointer=p, artifact=outcome.artifact) for p in pointers)
     narrow = PathAcceptance(pinned) if pinned else None
-    return record(config, store, [choice], narrow=narrow)[0]
+    # What the reviewer saw is what is accepted: a run rewritten since is refused.
+    shown = {(outcome.task, outcome.artifact): outcome.run_text} if outcome.run_text else {}
+    return record(config, store, [choice], narrow=narrow, expected=shown)[0]
 
 
 def preview(config: Config, store: BaselineStore, index: RunIndex, outcome: Outcome) -> Recording:

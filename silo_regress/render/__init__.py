@@ -22,7 +22,28 @@ def render_report(
     show_matches: bool = False,
     history: ScoreHistory | None = None,
 ) -> str:
-    """The check report in one of the formats of DESIGN.md; ``history`` is drawn by html."""
+    """The check report in one of the formats of DESIGN.md; ``history`` is drawn by html.
+
+    Whatever the format, nothing invisible or controlling that a run file carried
+    is left raw in it (canon/visible.py): the text may go to a file, a job summary
+    or a terminal.
+    """
+    from silo_regress.canon.visible import shielded
+
+    rendered = _render(
+        report, report_format, color=color, show_matches=show_matches, history=history
+    )
+    return shielded(rendered, colour=color and report_format == "text")
+
+
+def _render(
+    report: Report,
+    report_format: str,
+    *,
+    color: bool,
+    show_matches: bool,
+    history: ScoreHistory | None,
+) -> str:
     if report_format == "text":
         from silo_regress.render.text import render_text
 

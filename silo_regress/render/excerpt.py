@@ -13,6 +13,7 @@ import orjson
 
 from silo_regress.canon.jsondiff import MISSING, array_index, child, show
 from silo_regress.canon.pointer import split_pointer
+from silo_regress.canon.visible import visible
 from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.project.taskref import TaskRef
 from silo_regress.render.wording import one_line, word_sides
@@ -62,8 +63,8 @@ def diff_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
         return unified_diff(
             outcome.baseline_text,
             outcome.run_text,
-            before_name=outcome.baseline_label or "baseline",
-            after_name=(outcome.run_path or "run") + " (canonical)",
+            before_name=visible(outcome.baseline_label or "baseline"),
+            after_name=visible(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
     return change_lines(outcome, cap=cap)
@@ -73,7 +74,7 @@ def change_lines(outcome: Outcome, *, cap: int = DIFF_CAP) -> list[str]:
     """The structural changes as diff-like lines: ``@ /path``, ``- old``, ``+ new``."""
     lines: list[str] = []
     for change in outcome.changes:
-        lines.append(f"@ {change.path or '/'}")
+        lines.append(f"@ {visible(change.path or '/')}")
         if change.baseline is not MISSING:
             lines.append(f"- {show(change.baseline)}")
         if change.run is not MISSING:

@@ -64,9 +64,21 @@ def render_github(report: Report) -> str:
             f"::{token}::",
             "::endgroup::",
         ]
-    out.append(summary_line(report, palette=Palette(False)))
-    out += tally_lines(report)
+    tail = [summary_line(report, palette=Palette(False)), *tally_lines(report)]
     hint = accept_hint(report)
     if hint:
-        out.append(hint)
+        tail.append(hint)
+    # The summary names the baselines' source (a shard report's baselineSource.ref
+    # in a merge): no line of it may be read as a command either.
+    out += _inert(tail)
     return "\n".join(out) + "\n"
+
+
+def _inert(lines: list[str]) -> list[str]:
+    """``lines`` between ``::stop-commands::`` and its token, or as they are when no
+    line could be read as a workflow command."""
+    body = "\n".join(lines)
+    if "::" not in body:
+        return lines
+    token = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return [f"::stop-commands::{token}", body, f"::{token}::"]

@@ -189,11 +189,9 @@ def _stop_note(log: TaskLog) -> str | None:
 def _visible(text: str) -> str:
     """``text`` with control characters escaped: a commit subject is anyone's bytes,
     and an ESC in it would drive the reader's terminal."""
-    if text.isprintable():
-        return text
-    return "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
-    )
+    from silo_regress.canon.visible import visible
+
+    return visible(text)
 
 
 def log_text(log: TaskLog, *, color: bool = False) -> str:

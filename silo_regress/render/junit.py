@@ -20,7 +20,10 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``text`` XML 1.0 can hold, with nothing invisible or controlling left raw."""
+    from silo_regress.canon.visible import shielded
+
+    return shielded(_NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def case_class(outcome: Outcome) -> str:
@@ -62,7 +65,9 @@ def render_junit(report: Report) -> str:
     suites = ET.Element("testsuites", {"name": "silo-regress", **counts})
     suite = ET.SubElement(suites, "testsuite", {"name": "silo-regress check", **counts})
     properties = ET.SubElement(suite, "properties")
-    ET.SubElement(properties, "property", {"name": "baselines", "value": report.source.label})
+    ET.SubElement(
+        properties, "property", {"name": "baselines", "value": xml_text(report.source.label)}
+    )
     for outcome in report.outcomes:
         name = outcome.artifact
         if report.repeat is not None:  # one testcase per distinct result of the rollouts

@@ -26,14 +26,32 @@ from silo_regress.render.wording import one_line, phrase
 DIFF_BUDGET = 50_000
 MATCH_ROWS = 300
 # ">" needs no escape once no "<" can open a tag; "->" stays readable in the source.
-_ESCAPE = {"|": "\\|", "<": "&lt;", "&": "&amp;", "\n": " ", "\r": " "}
-_SPECIAL = re.compile(r"[|<&\n\r]")
+# Agent text must not render as a link or an image (no "[" opens one), code or an
+# @mention (emphasis is harmless, and "update_deal" stays readable in the source).
+# A backslash escape does not stop a mention: a code span around the "@" does.
+_ESCAPE = {
+    "|": "\\|",
+    "<": "&lt;",
+    "&": "&amp;",
+    "\n": " ",
+    "\r": " ",
+    "@": "`@`",
+    **{c: "\\" + c for c in "\\`[]"},
+}
+_SPECIAL = re.compile(r"[|<&\n\r@\\`\[\]]")
 _ICON = {True: "✅", False: "❌"}
 
 
 def cell(text: str) -> str:
     """Text that stays inside one table cell and renders literally."""
-    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], text)
+    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], visible_text(text))
+
+
+def visible_text(text: str) -> str:
+    """``text`` with nothing invisible in it, line breaks kept for :func:`cell`."""
+    from silo_regress.canon.visible import shielded
+
+    return shielded(text)
 
 
 def note_markdown(note: Note) -> str:
@@ -50,7 +68,11 @@ def note_markdown(note: Note) -> str:
 
 
 def code(text: str) -> str:
-    """An inline code span that holds any backticks in ``text``."""
+    """An inline code span that holds any backticks in ``text``, on one line, and
+    inside a table row (GitHub ends a cell at a ``|`` even in a code span)."""
+    from silo_regress.canon.visible import one_line
+
+    text = one_line(text).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

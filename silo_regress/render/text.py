@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from silo_regress.canon.visible import one_line, visible
 from silo_regress.judging.outcome import Outcome, Report, Verdict
 
 if TYPE_CHECKING:
@@ -67,7 +68,9 @@ class Palette:
         from silo_regress.render.wording import MARKERS, phrase
 
         return "".join(
-            self.paint(MARKERS[s.kind][0] + s.text + MARKERS[s.kind][1], *_SEGMENT_STYLE[s.kind])
+            self.paint(
+                MARKERS[s.kind][0] + visible(s.text) + MARKERS[s.kind][1], *_SEGMENT_STYLE[s.kind]
+            )
             for s in phrase(note)
         )
 
@@ -146,9 +149,10 @@ def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[s
     for line in summary.lines:
         style = ("green",) if line.kind == "improvement" else ("red",)
         kind = palette.paint(f"{line.kind:<{width}}", *style)
-        out.append(f"  {kind}  {line.label}: {line.what}")
+        out.append(f"  {kind}  {line.label}: {one_line(line.what)}")
     for note in summary.shared:
-        out.append(f"  same in {', '.join(note.tasks)} ({note.artifact}): {note.text}")
+        tasks = ", ".join(note.tasks)
+        out.append(f"  same in {tasks} ({note.artifact}): {one_line(note.text)}")
     return out, {note.text for note in summary.shared}
 
 
@@ -172,7 +176,7 @@ def render_outcome(
     heading = _FAIL_WORD[outcome.verdict]
     context = [rollouts] if rollouts else []
     if outcome.run_name:
-        context.append(f"run {outcome.run_name}")
+        context.append(f"run {visible(outcome.run_name)}")
     out = [
         palette.paint(
             f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", _colour_of(outcome)
@@ -180,16 +184,16 @@ def render_outcome(
         + (f"  ({', '.join(context)})" if context else "")
     ]
     if outcome.baseline_label:
-        out.append(f"  baseline: {outcome.baseline_label}")
+        out.append(f"  baseline: {visible(outcome.baseline_label)}")
     if outcome.run_path:
-        out.append(f"  run:      {outcome.run_path}")
+        out.append(f"  run:      {visible(outcome.run_path)}")
     from silo_regress.render.excerpt import made_by  # only a failing outcome needs it
 
     pedigree = made_by(outcome)
     if pedigree:
-        out.append(f"  {pedigree}")
+        out.append(f"  {one_line(pedigree)}")
     if outcome.detail:
-        out.append(f"  {outcome.detail}")
+        out.append(f"  {one_line(outcome.detail)}")
     if outcome.behaviour:
         from silo_regress.render.wording import word
 
@@ -204,8 +208,8 @@ def render_outcome(
         diff = unified_diff(
             outcome.baseline_text,
             outcome.run_text or b"",
-            before_name=outcome.baseline_label or "baseline",
-            after_name=(outcome.run_path or "run") + " (canonical)",
+            before_name=visible(outcome.baseline_label or "baseline"),
+            after_name=visible(outcome.run_path or "run") + " (canonical)",
             cap=cap,
         )
         colour = _colour_of(outcome)
@@ -310,7 +314,9 @@ def _spans(
 def summary_line(report: Report, *, palette: Palette, headline: str | None = None) -> str:
     counts = report.summary()
     tasks = len({(o.task, o.environment) for o in report.outcomes})
-    where = "" if report.source.is_working_tree else f" (baselines from {report.source.label})"
+    where = (
+        "" if report.source.is_working_tree else f" (baselines from {visible(report.source.label)})"
+    )
     if not report.outcomes:
         return headline or f"no baselines to check{where}"
     parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
@@ -352,11 +358,11 @@ def render_recordings(recordings: Iterable[Recording], *, color: bool = False) -
     out = []
     for recording in recordings:
         out.append(
-            f"{recording.ref}: from run {recording.run.name} "
+            f"{recording.ref}: from run {visible(recording.run.name)} "
             f"({recording.run.environment}, started {recording.run.started_at})"
         )
         if recording.passed_over:
-            newer = ", ".join(recording.passed_over)
+            newer = ", ".join(map(visible, recording.passed_over))
             out.append(
                 palette.paint(
                     f"  note: passed over newer run(s) without a complete result.json: {newer}",

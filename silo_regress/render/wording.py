@@ -153,7 +153,7 @@ def dotted(pointer: str) -> str:
     out = []
     for part in pointer.split("/")[1:]:
         part = part.replace("~1", "/").replace("~0", "~")
-        out.append(f"[{part}]" if part.isdigit() else f".{part}")
+        out.append(f"[{part}]" if part.isascii() and part.isdigit() else f".{part}")
     return "".join(out)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
 from silo_regress.canon.jsondiff import MISSING, Change
+from silo_regress.canon.visible import visible
 from silo_regress.errors import InputError, TaskRefError
 from silo_regress.judging.direction import Scores, read_scores
 from silo_regress.judging.outcome import (
@@ -64,13 +65,18 @@ def load_report(data: bytes, *, source: str) -> Report:
             f"{source}: not a silo-regress JSON report (invalid JSON: {exc}); "
             "make it with `silo-regress check --format json --output FILE`"
         ) from None
+    except RecursionError:
+        raise InputError(
+            f"{source}: not a silo-regress JSON report (nested too deeply to read); "
+            "make it with `silo-regress check --format json --output FILE`"
+        ) from None
     if not isinstance(document, dict) or "results" not in document:
         raise InputError(
             f"{source}: not a silo-regress JSON report (no 'results'); "
             "make it with `silo-regress check --format json --output FILE`"
         )
     version = document.get("version")
-    if version != REPORT_VERSION:
+    if isinstance(version, bool) or version != REPORT_VERSION:  # true == 1 in Python
         raise InputError(
             f"{source}: report version {version!r} is not {REPORT_VERSION}, the version this "
             "silo-regress reads; make every report with the same silo-regress version"
@@ -210,6 +216,13 @@ def _origin(item: dict[str, Any], where: str) -> BaselineOrigin | None:
             f"{where}.baselineSource must be null or an object with a kind "
             f"({', '.join(kinds)}); a commit's also has its ref and hash (or null)"
         )
+    for key, text in (("ref", ref), ("commit", commit), ("label", value.get("label"))):
+        # A git name prints; a newline in one would start a CI command where it is shown.
+        if isinstance(text, str) and not text.isprintable():
+            raise InputError(
+                f"{where}.baselineSource.{key} {visible(text)} holds a character that does "
+                "not print (a newline or control): no git name does"
+            )
     if kind is SourceKind.WORKING_TREE:
         return WORKING_TREE
     label = value.get("label")
@@ -323,6 +336,8 @@ def _change(item: Any, where: str) -> Change:
         raise InputError(f"{where} must be an object with a string 'path'")
     if item["path"] and not item["path"].startswith("/"):
         raise InputError(f"{where}.path {item['path']!r} is not a JSON Pointer")
+    if "baseline" not in item and "run" not in item:
+        raise InputError(f"{where} has neither a 'baseline' nor a 'run' side: nothing changed")
     return Change(
         path=item["path"],
         baseline=item.get("baseline", MISSING),
@@ -355,6 +370,11 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     # check orders tasks by ref and keeps each task's artifacts in config order;
     # a stable sort by ref alone restores exactly that order.
     outcomes.sort(key=lambda o: TaskRef.sort_key(o.task))
+    if not outcomes:
+        raise InputError(
+            f"the report{'s' * (len(reports) > 1)} compared nothing (no results in "
+            f"{', '.join(name for name, _ in reports)}): a merge of nothing is not a pass"
+        )
     # A shard that drew no task says nothing of where baselines were read.
     sources = list(dict.fromkeys(r.source for _, r in reports if r.outcomes)) or [WORKING_TREE]
     return Report(

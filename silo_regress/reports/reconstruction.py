@@ -21,6 +21,7 @@ from typing import Any
 from silo_regress.canon.canonical import serialize
 from silo_regress.canon.jsondiff import MISSING, Change, array_index, child
 from silo_regress.canon.pointer import split_pointer
+from silo_regress.canon.visible import visible
 from silo_regress.errors import SiloRegressError
 from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.store.baselines import SourceKind
@@ -35,8 +36,15 @@ def attach_texts(report: Report, project: Path) -> Report:
     """
     outcomes = []
     left_out: list[str] = []
+    refused: list[str] = []
+    project = project.resolve()
     for outcome in report.outcomes:
         if outcome.verdict is Verdict.CHANGED and outcome.baseline_path and outcome.changes:
+            problem = outside_problem(project, outcome.baseline_path)
+            if problem is not None:
+                refused.append(f"{visible(outcome.baseline_path)} ({problem})")
+                outcomes.append(outcome)
+                continue
             texts = _texts(_read_baseline(outcome, project), outcome.changes)
             if texts is not None:
                 outcome = _with_texts(outcome, *texts)
@@ -47,7 +55,29 @@ def attach_texts(report: Report, project: Path) -> Report:
     warnings = report.warnings
     if left_out:
         warnings += (_left_out_warning(left_out, project),)
+    if refused:
+        warnings += (
+            f"not read, so shown without a line diff: {', '.join(refused)}; a shard report "
+            "is not trusted to name files, and merge reads only baselines inside the project",
+        )
     return replace(report, outcomes=tuple(outcomes), warnings=warnings)
+
+
+def outside_problem(project: Path, relpath: str) -> str | None:
+    """Why a report's baseline path may not be read under ``project``, or None.
+
+    The rule of every write (store/transaction.py): a relative path with no '..',
+    inside the project, through no symbolic link, to a regular file (or nothing).
+    A shard report is someone else's file: ``../x``, ``/etc/passwd`` or a link out
+    must never be read, let alone printed.
+    """
+    from silo_regress.store.transaction import containment_problem
+
+    if relpath.startswith("/") or Path(relpath).is_absolute():
+        return "an absolute path"
+    if "\x00" in relpath:
+        return "a NUL in the path"
+    return containment_problem(project, project / relpath)
 
 
 def _with_texts(outcome: Outcome, baseline: bytes, run: bytes) -> Outcome:
@@ -113,7 +143,7 @@ def _texts(data: bytes | None, changes: Sequence[Change]) -> tuple[bytes, bytes]
             return None
         run = apply_changes(value, changes)
         return data, serialize(run)
-    except (ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError, RecursionError, KeyError, IndexError):
         return None
 
 

@@ -19,8 +19,15 @@ making), and then they are handed to those rollouts by kind: complete runs first
 to rollouts that exited 0, then to rollouts that exited 1 (a verifier check
 failed), runs without a result last (crashes, timeouts). What a task ran is
 exact; which of two identical processes wrote which directory is unknowable and
-does not matter. (Runs that some other process makes meanwhile, in the same runs
-directory, of a task this batch is running cannot be told from this batch's.)
+does not matter.
+
+A plain ``silo run`` of the same task, started by someone else meanwhile, writes
+into the same runs directory, and claiming its run as a rollout's would record
+a result this command never produced. Two rules keep it out: a run whose
+``startedAt`` is before the earliest of the task's rollouts started (less
+:data:`START_SLACK`) is not this batch's; and when a task has more new runs than
+started rollouts, which are ours is unknowable, so none is claimed (each is
+named as a stray, and the rollouts report that they left no run of their own).
 """
 
 from __future__ import annotations
@@ -28,10 +35,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from silo_regress.runs.index import Run
 
 Key = tuple[str, str]
+# startedAt is Silo's clock reading at its own start, after ours at spawn; this
+# allows for the two readings' rounding (milliseconds) and nothing more.
+START_SLACK = timedelta(seconds=2)
 
 
 @dataclass(frozen=True)
@@ -93,9 +104,13 @@ class Ledger:
     waiting: dict[Key, list[Ended]] = field(default_factory=dict)
     claimed: dict[Key, list[Run]] = field(default_factory=dict)
     claimed_names: set[str] = field(default_factory=set)
+    began: dict[Key, list[datetime]] = field(default_factory=dict)
 
-    def start(self, key: Key) -> None:
+    def start(self, key: Key, *, at: datetime | None = None) -> None:
+        """Note a rollout of ``key`` started (spawned ``at``, when the caller knows)."""
         self.started[key] += 1
+        if at is not None:
+            self.began.setdefault(key, []).append(at)
 
     def exit(self, ended: Ended) -> bool:
         """Note an exit; True when no rollout of its task is still running (settle now)."""
@@ -110,11 +125,19 @@ class Ledger:
         self, key: Key, found: Mapping[str, Run], *, complete: Callable[[Run], bool]
     ) -> list[Claim]:
         """Hand the task's unclaimed new runs among ``found`` to its waiting exits."""
+        starts = self.began.pop(key, [])
+        earliest = min(starts) - START_SLACK if starts else None
         fresh = [
             (name, run)
             for name, run in found.items()
-            if run.key == key and self.is_new(name) and name not in self.claimed_names
+            if run.key == key
+            and self.is_new(name)
+            and name not in self.claimed_names
+            and (earliest is None or run.started >= earliest)
         ]
+        waiting = self.waiting.get(key, [])
+        if len(fresh) > sum(1 for ended in waiting if ended.started):
+            fresh = []  # someone else ran this task meanwhile: no run is surely ours
         self.claimed_names.update(name for name, _ in fresh)
         runs = sorted((run for _, run in fresh), key=lambda r: r.order)
         mine = self.claimed.setdefault(key, [])

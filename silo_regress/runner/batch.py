@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from silo_regress.project.config import Config
@@ -108,11 +109,12 @@ def execute(
 
     def roll(rollout: Rollout) -> GroupExit | None:
         with lock:
+            spawned = datetime.now(UTC)  # no run of this rollout can start before it
             try:
                 group = groups.start(rollout.argv, cwd=config.project, timeout=rollout.timeout)
             except StoppedError:  # Ctrl-C came between taking the rollout and starting it
                 return None
-            collector.ledger.start(rollout.task.key)
+            collector.ledger.start(rollout.task.key, at=spawned)
             running = len(groups)
         if isinstance(group, GroupExit):
             return group

@@ -4,6 +4,12 @@ A run's directory name is opaque (SILO_FORMAT.md): runs are ordered by the
 ``startedAt`` of their ``run.json``, then by name. A directory whose ``run.json``
 is missing or unreadable cannot be tied to a task; it is kept aside as
 *unidentified* so commands can warn about it instead of guessing.
+
+A run's ``startedAt`` is written by someone else's clock. A run dated past this
+machine's clock (by more than :data:`CLOCK_SKEW`) would stay "newest" for ever
+and hide every later run, a failing one too; so such a run is never a task's
+newest or listed among its runs, and :meth:`RunIndex.future_runs` names it for
+the warning ``check`` prints. It counts again once the clock passes its date.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ Key = tuple[str, str]
 # written. Tuples compare by start, then name: max() of a task's rows is its newest.
 Row = tuple[int, str, str]
 
+CLOCK_SKEW = timedelta(minutes=5)  # clocks of one CI fleet drift by seconds, not minutes
 NO_RUN_FILE = f"no {RUN_FILE} (crashed before writing it, or still running)"
 RUN_FILE_LIMIT = 1 << 20  # a run.json is a few hundred bytes; refuse a runaway one
 ARTIFACT_LIMIT = 1 << 31
@@ -101,24 +108,41 @@ class RunIndex:
         return _RunsByTask(self)
 
     def runs_of(self, environment: str, task_id: str) -> tuple[Run, ...]:
+        """The task's runs, newest first; none dated past this machine's clock."""
         key = (environment, task_id)
         built = self._built.get(key)
         if built is None:
-            rows = sorted(self.rows.get(key, ()), reverse=True)
+            limit = future_limit()
+            rows = sorted((r for r in self.rows.get(key, ()) if r[0] <= limit), reverse=True)
             built = self._built[key] = tuple(self._run(key, row) for row in rows)
         return built
 
     def newest(self, environment: str, task_id: str) -> Run | None:
-        """The task's newest run, building only that one."""
+        """The task's newest run, building only that one; never one dated in the future."""
         key = (environment, task_id)
         built = self._built.get(key)
         if built is not None:
             return built[0] if built else None
+        limit = future_limit()
         if self.newest_rows is not None:
             row = self.newest_rows.get(key)
-            return self._run(key, row) if row is not None else None
-        rows = self.rows.get(key)
+            if row is None:
+                return None
+            if row[0] <= limit:
+                return self._run(key, row)
+        rows = [r for r in self.rows.get(key, ()) if r[0] <= limit]
         return self._run(key, max(rows)) if rows else None
+
+    def future_runs(self, environment: str, task_id: str) -> tuple[Run, ...]:
+        """The task's runs dated past this machine's clock (+ :data:`CLOCK_SKEW`)."""
+        key = (environment, task_id)
+        if self.newest_rows is not None:
+            row = self.newest_rows.get(key)
+            if row is None or row[0] <= future_limit():
+                return ()  # its newest is not in the future, so none is
+        limit = future_limit()
+        rows = sorted((r for r in self.rows.get(key, ()) if r[0] > limit), reverse=True)
+        return tuple(self._run(key, row) for row in rows)
 
     def _run(self, key: Key, row: Row) -> Run:
         at, name, started_at = row
@@ -203,6 +227,11 @@ _UNCHECKED = "unchecked"
 def microseconds(moment: datetime) -> int:
     """Exact microseconds since the epoch (a datetime holds no finer time)."""
     return (moment - _EPOCH) // _MICROSECOND
+
+
+def future_limit() -> int:
+    """The latest start a run may have, as a :data:`Row` holds it: now + the skew."""
+    return microseconds(datetime.now(UTC) + CLOCK_SKEW)
 
 
 def parse_started(text: str) -> datetime | None:

@@ -15,6 +15,14 @@ the whole batch back before it is delivered; a ``kill -9`` part-way leaves the
 journal, and the next writer rolls that batch back before doing anything else.
 So a batch is all-or-nothing against anything short of a power cut between two
 renames, and even then the journal restores it.
+
+A journal is anyone's file once a clone can carry it (``git add -f``), and a
+forged one would make the next writer delete or replace baselines. So a journal
+names the machine and the boot it was written in (hostname and the kernel's boot
+id, which no repository can know) and a random batch token, and only the batch's
+own staging files; anything else is refused (:class:`ForeignJournalError`) and
+left where it is for the user to look at. A power cut is a new boot: that batch
+is refused too, with the same sentence, rather than trusted on its say-so.
 """
 
 from __future__ import annotations
@@ -58,6 +66,25 @@ _held_lock = threading.Lock()
 
 class LockHeldError(InputError):
     """Another silo-regress process is writing the same baselines directory."""
+
+
+class ForeignJournalError(InputError):
+    """A journal that is not this machine's own interrupted batch: never followed."""
+
+
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def machine_identity() -> tuple[str, str]:
+    """(hostname, boot id) of this machine now; the boot id is "" where the kernel
+    does not say (then the hostname alone is the proof, a weaker one)."""
+    import socket
+
+    try:
+        boot = _BOOT_ID.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        boot = ""
+    return socket.gethostname(), boot
 
 
 def containment_problem(root: Path, path: Path, *, project: Path | None = None) -> str | None:
@@ -448,15 +475,24 @@ def _old_mode(path: Path, *, shown: str) -> int | None:
 
 
 def _journal(root: Path, entries: Sequence[_Entry], *, shown: str) -> None:
+    import secrets
+
     work = work_dir(root)
-    document = [
-        {
-            "target": str(e.target.relative_to(root)),
-            "backup": e.backup.name if e.backup is not None else None,
-            "sha256": e.digest,
-        }
-        for e in entries
-    ]
+    host, boot = machine_identity()
+    document = {
+        "batch": secrets.token_hex(16),
+        "host": host,
+        "boot": boot,
+        "pid": os.getpid(),
+        "entries": [
+            {
+                "target": str(e.target.relative_to(root)),
+                "backup": e.backup.name if e.backup is not None else None,
+                "sha256": e.digest,
+            }
+            for e in entries
+        ],
+    }
     data = json.dumps(document, indent=0).encode()
     temp = stage(work, temp_name(JOURNAL_FILE), data, mode=0o644, shown=shown)
     try:
@@ -552,36 +588,30 @@ def _forget(root: Path, entries: Sequence[_Entry]) -> None:
 def recover(root: Path, *, shown: str = "baselines") -> int:
     """Roll back the batch a killed writer left half renamed; the number of files put back.
 
-    Only files that still hold that batch's bytes are touched: a file someone
-    changed since is theirs.
+    Only this machine's own batch (:func:`_own_entries`) is followed, and only
+    files that still hold that batch's bytes are touched: a file someone changed
+    since is theirs. Raises :class:`ForeignJournalError` for any other journal.
     """
     work = work_dir(root)
     path = work / JOURNAL_FILE
-    try:
-        data = read_optional(path, shown=f"{shown}/{WORK_DIR}/{JOURNAL_FILE}", follow=False)
-        document = json.loads(data) if data is not None else None
-    except (InputError, ValueError):
-        document = None
+    label = f"{shown}/{WORK_DIR}/{JOURNAL_FILE}"
+    if not os.path.lexists(path):
+        return 0
+    entries = _own_entries(root, path, label=label)
     restored = 0
-    for item in document if isinstance(document, list) else []:
-        with contextlib.suppress(Exception):
-            target = root / str(item["target"])
-            if containment_problem(root, target) is not None:
-                continue
-            if item["sha256"] is None:  # a removal: back only if it is still gone
-                old = work / Path(str(item["backup"])).name
-                if not os.path.lexists(target) and os.path.lexists(old):
-                    os.replace(old, target)
+    for target, backup, digest in entries:
+        with contextlib.suppress(OSError, InputError):
+            if digest is None:  # a removal: its file goes back only if it is still gone
+                if backup is not None and not os.path.lexists(target) and os.path.lexists(backup):
+                    os.replace(backup, target)
                     restored += 1
                 continue
             current = read_optional(target, shown=str(target), follow=False)
-            if current is None or hashlib.sha256(current).hexdigest() != item["sha256"]:
+            if current is None or hashlib.sha256(current).hexdigest() != digest:
                 continue
-            backup = item.get("backup")
-            if backup:
-                old = work / Path(str(backup)).name
-                if os.path.lexists(old):
-                    os.replace(old, target)
+            if backup is not None:
+                if os.path.lexists(backup):
+                    os.replace(backup, target)
                     restored += 1
             else:
                 os.unlink(target)
@@ -589,3 +619,58 @@ def recover(root: Path, *, shown: str = "baselines") -> int:
     with contextlib.suppress(OSError):
         os.unlink(path)
     return restored
+
+
+def _own_entries(
+    root: Path, path: Path, *, label: str
+) -> list[tuple[Path, Path | None, str | None]]:
+    """The (target, backup, sha256) a journal names, when it is provably this machine's
+    own interrupted batch and names nothing but baselines and its staging files. A
+    removal has no sha256 (the file is meant to be gone) and always a backup."""
+    try:
+        data = read_optional(path, shown=label, follow=False, limit=1 << 24)
+        document = json.loads(data or b"null")
+    except (InputError, ValueError, RecursionError):
+        raise _foreign(label, "it is not a journal silo-regress can read") from None
+    if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
+        raise _foreign(label, "it is not a journal this silo-regress writes")
+    host, boot = machine_identity()
+    if document.get("host") != host:
+        raise _foreign(label, f"it was written on host {document.get('host')!r}, not {host!r}")
+    if document.get("boot") != boot or not isinstance(document.get("batch"), str):
+        raise _foreign(label, "it was written before this machine last started (or elsewhere)")
+    work = work_dir(root)
+    found: list[tuple[Path, Path | None, str | None]] = []
+    for n, item in enumerate(document["entries"]):
+        target_text = item.get("target") if isinstance(item, dict) else None
+        digest = item.get("sha256") if isinstance(item, dict) else None
+        backup = item.get("backup") if isinstance(item, dict) else None
+        removal = digest is None and backup is not None
+        if not isinstance(target_text, str) or not (isinstance(digest, str) or removal):
+            raise _foreign(label, f"entry {n} names no target and digest")
+        target = root / target_text
+        if Path(target_text).is_absolute() or containment_problem(root, target) is not None:
+            raise _foreign(label, f"entry {n} names a file outside the baselines directory")
+        if backup is None:
+            found.append((target, None, digest))
+            continue
+        # A backup is one of the batch's staging files: "<temp name>.old" in the work
+        # directory, a regular file, never a path elsewhere.
+        if (
+            not isinstance(backup, str)
+            or "/" in backup
+            or not backup.endswith(".old")
+            or not is_temp_name(backup[: -len(".old")] + ".tmp")
+        ):
+            raise _foreign(label, f"entry {n} names a backup that is not a staging file")
+        found.append((target, work / backup, digest))
+    return found
+
+
+def _foreign(label: str, why: str) -> ForeignJournalError:
+    return ForeignJournalError(
+        f"{label}: refused: {why}, so it is not this machine's own interrupted batch; "
+        "it was neither followed nor removed. Nothing is written until it is gone: look "
+        "at it, and if no silo-regress was killed here, remove the directory (and "
+        "`git rm -r --cached` it if a commit carried it)"
+    )

@@ -203,3 +203,39 @@ def test_bad_config_values_are_one_sentence(tmp_path: Path, line: str) -> None:
         if result.exit_code == 3:
             assert result.stderr.startswith("silo-regress: error: "), result.stderr
     assert command(project, "status").returncode != 4
+
+
+def test_a_killed_batch_is_rolled_back_only_on_its_own_machine(
+    faulty: tuple[SiloProject, dict[str, bytes], dict[str, bytes]],
+) -> None:
+    """The journal a kill -9 leaves is honoured by this machine's next writer; the same
+    journal claiming another host (as a committed one would) is refused and left."""
+    import json
+    import os
+
+    from support.faultkit import DRIVER
+
+    project, old, _ = faulty
+    reset(project, old)
+
+    def baselines() -> dict[str, bytes]:
+        return {k: v for k, v in project.baseline_bytes().items() if ".silo-regress" not in k}
+
+    env = {**os.environ, "FAULT_SIGNAL": str(int(signal.SIGKILL)), "FAULT_PHASE": "rename"}
+    env["FAULT_AT"] = "4"
+    args = [sys.executable, "-c", DRIVER, "--project", str(project.root), "record", "--all"]
+    killed = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert killed.returncode == -9, killed.stderr
+    torn = baselines()
+    assert torn != old, "the kill fell between two renames"
+    journal = project.baselines / ".silo-regress-tmp" / "journal.json"
+    own = json.loads(journal.read_text())
+    journal.write_text(json.dumps({**own, "host": "elsewhere"}))
+    refused = command(project, "fmt")
+    assert refused.returncode == 3, refused.stderr
+    assert "journal.json: refused: it was written on host 'elsewhere'" in refused.stderr
+    assert baselines() == torn and journal.exists()
+    journal.write_text(json.dumps(own))
+    assert command(project, "fmt").returncode == 0
+    assert project.baseline_bytes() == old
+    assert not (project.baselines / ".silo-regress-tmp").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -108,9 +109,10 @@ def test_check_loads_what_it_defers_once_it_needs_it(matching_project: SiloProje
     config = matching_project.root / "pyproject.toml"
     config.write_text(config.read_text(encoding="utf-8") + 'inputs = ["agent.ts"]\n')
     (matching_project.root / "agent.ts").write_text("export default {}\n", encoding="utf-8")
-    matching_project.add_run(
-        "TASK-002", started="2099-01-01T00:00:00.000Z", result=make_result(reward=0)
-    )
+    # Newer than the inputs, yet not past this machine's clock (a future run is skipped).
+    soon = datetime.now(UTC) + timedelta(minutes=1)
+    started = soon.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    matching_project.add_run("TASK-002", started=started, result=make_result(reward=0))
     args = ["-X", "importtime", "-m", "silo_regress", "--color", "never", "check"]
     result = _run(args, matching_project.root)
     assert result.returncode == 1, result.stdout + result.stderr

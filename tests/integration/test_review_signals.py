@@ -163,7 +163,7 @@ def test_the_journal_puts_back_a_removed_file_after_a_kill(project: SiloProject)
     writer restores it from the backup (the transaction's recovery, for removals)."""
     import json
 
-    from silo_regress.store.transaction import JOURNAL_FILE, WORK_DIR, recover
+    from silo_regress.store.transaction import JOURNAL_FILE, WORK_DIR, machine_identity, recover
 
     root = project.baselines
     work = root / WORK_DIR
@@ -171,9 +171,10 @@ def test_the_journal_puts_back_a_removed_file_after_a_kill(project: SiloProject)
     target = root / "TASK-001.result.json"
     backup = work / ".TASK-001.result.json.silo-regress-0000.old"
     backup.write_bytes(b"old bytes\n")
-    (work / JOURNAL_FILE).write_text(
-        json.dumps([{"target": target.name, "backup": backup.name, "sha256": None}])
-    )
+    host, boot = machine_identity()  # a journal is followed only on the machine that wrote it
+    entry = {"target": target.name, "backup": backup.name, "sha256": None}
+    journal = {"host": host, "boot": boot, "batch": "b0", "entries": [entry]}
+    (work / JOURNAL_FILE).write_text(json.dumps(journal))
     assert recover(root) == 1
     assert target.read_bytes() == b"old bytes\n"
     assert not (work / JOURNAL_FILE).exists()

@@ -38,7 +38,11 @@ LAYERS: list[tuple[str, ...]] = [
 # The ranks inside each package, lowest first; the package's __init__ is on top.
 PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.system": [("fsio", "cpus")],
-    "silo_regress.canon": [("pointer", "prefilter"), ("canonical", "volatile"), ("jsondiff",)],
+    "silo_regress.canon": [
+        ("pointer", "prefilter", "visible"),
+        ("canonical", "volatile"),
+        ("jsondiff",),
+    ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
     "silo_regress.project": [("taskref",), ("configvalues",), ("config",), ("fingerprint",)],
     "silo_regress.store": [("baselinenames", "transaction"), ("baselines",), ("gitsource",)],
