@@ -57,6 +57,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.judging": [
         ("targets", "sharding", "direction"),
         ("outcome",),
+        ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
         ("plainmatch", "refusals", "repeats"),
         ("judge",),

@@ -56,6 +56,10 @@ class Movement:
         return Direction.DRIFT
 
 
+# A tuple, not ``int | float``: that expression builds a union at every call.
+_NUMBER = (int, float)
+
+
 def read_scores(result: Any) -> Scores:
     """The scores of a result.json value; anything unrecognised is left out."""
     if not isinstance(result, dict):
@@ -71,15 +75,12 @@ def read_scores(result: Any) -> Scores:
             label, ok = check.get("label"), check.get("passed")
             if isinstance(label, str) and isinstance(ok, bool):
                 checks.setdefault(label, ok)
+    # Positionally (passed, reward, checks): the plain-match lane reads one per target.
     return Scores(
-        passed=passed if isinstance(passed, bool) else None,
-        reward=reward if _is_number(reward) else None,
-        checks=tuple(checks.items()),
+        passed if isinstance(passed, bool) else None,
+        reward if isinstance(reward, _NUMBER) and not isinstance(reward, bool) else None,
+        tuple(checks.items()),
     )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def compare_scores(before: Scores, after: Scores) -> Movement:

@@ -119,23 +119,8 @@ class Outcome:
         return self.baseline_source.locate(self.baseline_path)
 
 
-# Outcome's fields in order, for outcome_of.
+# Outcome's fields in order: the judge's factory (judging.context) sets every one of them.
 OUTCOME_FIELDS = tuple(Outcome.__dataclass_fields__)
-_new = object.__new__
-_set = object.__setattr__
-
-
-def outcome_of(values: dict[str, object]) -> Outcome:
-    """The Outcome whose fields are ``values``: every field, by name, in field order.
-
-    ``Outcome(**values)`` exactly, at an eighth of the cost: a frozen dataclass's
-    ``__init__`` stores each of its 18 fields through ``object.__setattr__`` (4 us
-    an outcome), and ``check`` makes one per artifact. Only the judge's hot path uses
-    it; a test holds it equal to the constructor.
-    """
-    outcome: Outcome = _new(Outcome)
-    _set(outcome, "__dict__", values)
-    return outcome
 
 
 # Set by the script install-hook writes, so the report can say how to skip that hook.
