@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
@@ -63,6 +63,11 @@ _ESCAPES = {
 _NEEDS_ESCAPE = re.compile('[\ud800-\udbff][\udc00-\udfff]|["\\\\\x00-\x1f\ud800-\udfff]')
 
 
+# What json/orjson parse into, and every layer above reads. Recursive, so a value read
+# from a file is one of these all the way down. Defined here, where values are made.
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+
+
 class Document(NamedTuple):
     """A parsed JSON document and its canonical bytes.
 
@@ -72,7 +77,7 @@ class Document(NamedTuple):
     it with ``tuple.__new__`` (in C; NamedTuple's own ``__new__`` is Python code).
     """
 
-    value: Any
+    value: JsonValue
     text: bytes
 
 
