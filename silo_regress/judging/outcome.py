@@ -111,6 +111,11 @@ class Outcome:
         return self.verdict is Verdict.MATCH
 
     @property
+    def task_label(self) -> str:
+        """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
+        return self.task.label_with(self.environment)
+
+    @property
     def baseline_label(self) -> str | None:
         """The baseline named with its source: ``HEAD~1:baselines/X.json``; the path alone
         for the working tree (or a source not known)."""

@@ -54,13 +54,6 @@ class Palette:
         )
 
 
-def task_label(outcome: Outcome) -> str:
-    """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
-    if outcome.task.qualified or outcome.environment is None:
-        return str(outcome.task)
-    return f"{outcome.task} ({outcome.environment})"
-
-
 # --- text ---------------------------------------------------------------------
 
 
@@ -87,7 +80,7 @@ def render_text(
         if outcome.ok:
             if show_matches:
                 out.append(
-                    f"{palette.paint('ok', 'green')}  {task_label(outcome)}  {outcome.artifact}"
+                    f"{palette.paint('ok', 'green')}  {outcome.task_label}  {outcome.artifact}"
                 )
             continue
         out.extend(
@@ -156,7 +149,7 @@ def render_outcome(
     if outcome.run_name:
         context.append(f"run {outcome.run_name}")
     out = [
-        palette.paint(f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", "red")
+        palette.paint(f"{heading}  {outcome.task_label}  {outcome.artifact}", "bold", "red")
         + (f"  ({', '.join(context)})" if context else "")
     ]
     if outcome.baseline_label:
