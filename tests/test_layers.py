@@ -67,7 +67,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("recorder",),
         ("formatter", "reviewing"),
     ],
-    "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
+    "silo_regress.reports": [("schema",), ("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart"),
         ("excerpt",),

@@ -12,7 +12,7 @@ from silofixture import SiloProject, make_result
 
 from silo_regress.canon.canonical import serialize
 from silo_regress.project.taskref import TaskRef
-from silo_regress.reports.merger import load_report
+from silo_regress.reports.schema import load_report
 from silo_regress.store.baselines import Baseline, baseline_relpath, parse_relpath
 
 ARTIFACTS = ("result.json", "state-diff.json")

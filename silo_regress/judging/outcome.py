@@ -1,7 +1,7 @@
 """The typed result model of a check: verdicts, outcomes, reports. Every renderer reads it.
 
 Values only: built by :mod:`silo_regress.judging.judge` (or read back from a JSON report
-by :mod:`silo_regress.reports.merger`); nothing here compares, words or prints.
+by :mod:`silo_regress.reports.schema`); nothing here compares, words or prints.
 """
 
 from __future__ import annotations
