@@ -13,14 +13,14 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from silofixture import SiloProject, make_project, make_result
-from test_runner import behave, control, new_runs, overlaps, silo_project
 
-__all__ = ["control"]  # the fake Silo's fixture, used by the last test
+FAKE_SILO = Path(__file__).with_name("fake_silo.py")
 
 COUNT_FORKS = """
 import json, os, sys
@@ -94,15 +94,28 @@ def test_a_bad_jobs_value_is_one_sentence(tmp_path: Path, monkeypatch: pytest.Mo
     assert "Traceback" not in found.stderr
 
 
-def test_jobs_1_runs_one_rollout_at_a_time(
-    tmp_path: Path, control: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    project = silo_project(tmp_path, "jobs = 3\n")
-    behave(control, **{t: {"sleep": 0.3} for t in ("TASK-001", "TASK-002", "TASK-003")})
+def _interval(run_dir: Path) -> tuple[datetime, datetime]:
+    meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    return tuple(  # type: ignore[return-value]
+        datetime.fromisoformat(meta[key].replace("Z", "+00:00"))
+        for key in ("startedAt", "finishedAt")
+    )
+
+
+def test_jobs_1_runs_one_rollout_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks = ("TASK-001", "TASK-002", "TASK-003")
+    control = tmp_path / "control.json"  # tests/fake_silo.py: each rollout takes 0.3 s
+    control.write_text(json.dumps({"tasks": {t: {"sleep": 0.3} for t in tasks}}))
+    monkeypatch.setenv("FAKE_SILO_CONTROL", str(control))
+    command = json.dumps([sys.executable, str(FAKE_SILO)])
+    config = f'silo-command = {command}\nenvironment = "crm-west"\njobs = 3\n'
+    project = make_project(tmp_path / "project", config=config)
     monkeypatch.setenv("SILO_REGRESS_JOBS", "1")
-    result = project.cli("run", "--jobs", "3", "TASK-001", "TASK-002", "TASK-003")
+
+    result = project.cli("run", "--jobs", "3", *tasks)
+
     assert result.exit_code == 0, result.output
-    runs = sorted(new_runs(project), key=lambda r: r["startedAt"])
-    assert len(runs) == 3
-    assert not any(overlaps(a, b) for a, b in itertools.pairwise(runs))
     assert "3 rollouts, 1 at a time" in result.stderr
+    spans = sorted(_interval(run) for run in project.runs_dir.iterdir())
+    assert len(spans) == 3
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans)), spans
