@@ -405,7 +405,7 @@ def _with_direction(
 
     The direction is the task's, read from result.json alone, so a task whose
     state diff changed while its scores held is drift. A matching result.json
-    carries its scores already (:meth:`TargetContext.stem`).
+    carries its scores already (:meth:`TargetContext.outcome`).
     """
     if result is None or result.doc is None:
         return judged
