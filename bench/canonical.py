@@ -52,7 +52,9 @@ CLOCKS: dict[str, Clock] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 def load_canonicalize(tree: Path) -> Canonicalize:
     """``canonicalize`` of another tree's canonical.py, loaded beside this one's."""
-    path = tree / "silo_regress" / "canonical.py"
+    path = tree / "silo_regress" / "canon" / "canonical.py"
+    if not path.exists():  # a tree from before the layer packages (0.2)
+        path = tree / "silo_regress" / "canonical.py"
     spec = importlib.util.spec_from_file_location("against_canonical", path)
     assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)

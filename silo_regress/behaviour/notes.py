@@ -11,7 +11,8 @@ import enum
 from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
-from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing
+from silo_regress.canon.canonical import JsonValue
+from silo_regress.canon.jsondiff import MISSING, Missing
 
 # --- result.json ----------------------------------------------------------------
 

@@ -24,7 +24,8 @@ from silo_regress.behaviour.notes import (
     Segment,
     SegmentKind,
 )
-from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing, diff_values, same_leaf
+from silo_regress.canon.canonical import JsonValue
+from silo_regress.canon.jsondiff import MISSING, Missing, diff_values, same_leaf
 
 ARTIFACT = "result.json"
 _DESCRIPTIVE = ("terminationReason", "error")

@@ -26,8 +26,8 @@ from silo_regress.behaviour.notes import (
     ToolCountChanged,
     ToolPathRecorded,
 )
-from silo_regress.canon.canonical import serialize
-from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing, diff_values
+from silo_regress.canon.canonical import JsonValue, serialize
+from silo_regress.canon.jsondiff import MISSING, Missing, diff_values
 
 ARTIFACT = "tool-events.json"
 SIDES = ("input", "output")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
@@ -63,6 +63,11 @@ _ESCAPES = {
 _NEEDS_ESCAPE = re.compile('[\ud800-\udbff][\udc00-\udfff]|["\\\\\x00-\x1f\ud800-\udfff]')
 
 
+# What json/orjson parse into, and every layer above reads. Recursive, so a value read
+# from a file is one of these all the way down. Defined here, where values are made.
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+
+
 class Document(NamedTuple):
     """A parsed JSON document and its canonical bytes.
 
@@ -72,7 +77,7 @@ class Document(NamedTuple):
     it with ``tuple.__new__`` (in C; NamedTuple's own ``__new__`` is Python code).
     """
 
-    value: Any
+    value: JsonValue
     text: bytes
 
 
@@ -228,8 +233,9 @@ def _show(parts: Sequence[Part]) -> str:
 def canonicalize(data: bytes, *, source: str) -> Document:
     """Parse ``data`` and return it with its canonical bytes.
 
-    The fast path, inline (on a 0.4 KB file a call is a step of its own), returns
-    orjson's sorted print of ``data`` when it is provably the canonical form;
+    The fast path, inline but for steps 2 and 3 of the proof (on a 0.4 KB file a call
+    is a step of its own), returns orjson's sorted print of ``data`` when it is
+    provably the canonical form;
     anything else takes :func:`_canonicalize_exact`. orjson is exact where it reads
     at all, except that it keeps the last of two duplicate keys, reads an integer
     beyond 64 bits as a float, prints some floats unlike JavaScript ("1.0", "1e+16",
@@ -270,14 +276,7 @@ def canonicalize(data: bytes, *, source: str) -> Document:
             text = _dumps(value, option=_SORTED) if proven else b""
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # invalid, or > 254 levels
         proven = False
-    if (
-        proven
-        # _prints_like_javascript(data), inlined
-        and _INTEGRAL.search(data) is None
-        and (_PLUS not in data or _POSITIVE_EXPONENT.search(data) is None)
-        and _MICRO.search(data) is None
-        and (data.isascii() or not _has_high_bmp(data) or _keys_sort_alike(value))
-    ):
+    if proven and _printed_as_canonical(data, value):
         return _tuple_new(Document, (value, text))
     value = text = b""  # not held while the exact path reads a large file again
     return _canonicalize_exact(data, source)
@@ -293,28 +292,33 @@ def _canonicalize_exact(data: bytes, source: str) -> Document:
     return Document(value=value, text=text)
 
 
-def _prints_like_javascript(printed: bytes) -> bool:
-    """Whether each number orjson printed in ``printed`` is as JavaScript prints it.
+def _printed_as_canonical(printed: bytes, value: Any) -> bool:
+    """Steps 2 and 3 of the proof (:func:`canonicalize`), once orjson's ``printed`` is
+    known to be its faithful print of ``value``: every number in it is as JavaScript
+    prints it, and its keys sort alike by code point and by UTF-16 code unit. The one
+    statement of both, for the fast path and :func:`compact_is_canonical`.
 
-    orjson and JavaScript print a double with the same shortest digits, in the same
-    form but for three cases: an integral value ends in ".0" in orjson (JavaScript:
-    "1"), orjson uses an exponent from 1e16 (JavaScript: from 1e21) and from below
-    1e-5 (JavaScript: below 1e-6). Below 1e-6 both print "1.5e-7" alike (a test
-    compares them over random doubles). So it is enough that no number token ends
-    in ".0", none has a positive exponent and none ends in "e-6". A number token
-    ends before a comma, a newline, "]", "}" or the end of the text. A hit inside
-    a string only sends the file to the exact path, which is never wrong.
+    Numbers: orjson and JavaScript print a double with the same shortest digits, in
+    the same form but for three cases: an integral value ends in ".0" in orjson
+    (JavaScript: "1"), orjson uses an exponent from 1e16 (JavaScript: from 1e21) and
+    from below 1e-5 (JavaScript: below 1e-6). Below 1e-6 both print "1.5e-7" alike (a
+    test compares them over random doubles). So it is enough that no number token ends
+    in ".0", none has a positive exponent and none ends in "e-6". A number token ends
+    before a comma, a newline, "]", "}" or the end of the text. A hit inside a string
+    only sends the file to the exact path, which is never wrong.
 
-    Speed: a regex with a literal prefix scans for its first byte in a tight C
-    loop, and on a file of 0.4 KB the Python-level call is most of its cost; so
-    ".0" and "-6" are one regex search each (a visit per dot in Python cost 0.3 us
-    a dot; ``b"e-6" in`` and ``bytes.find`` took longer than the regex), the plus
-    sign a memchr before its regex. :func:`canonicalize` inlines this test.
+    Speed: a regex with a literal prefix scans for its first byte in a tight C loop,
+    and on a file of 0.4 KB a Python-level call is most of its cost; so ".0" and "-6"
+    are one regex search each (a visit per dot in Python cost 0.3 us a dot; ``b"e-6"
+    in`` and ``bytes.find`` took longer than the regex), the plus sign a memchr before
+    its regex, and the number and key tests are one call, not two (bench/canonical.py:
+    as fast as when canonicalize inlined them both).
     """
     return (
         _INTEGRAL.search(printed) is None
         and (_PLUS not in printed or _POSITIVE_EXPONENT.search(printed) is None)
         and _MICRO.search(printed) is None
+        and (printed.isascii() or not _has_high_bmp(printed) or _keys_sort_alike(value))
     )
 
 
@@ -345,9 +349,7 @@ def compact_is_canonical(value: Any, data: bytes) -> bool:
         printed = orjson.dumps(value)
     except orjson.JSONEncodeError:
         return False
-    if printed != data or not _prints_like_javascript(printed):
-        return False
-    return data.isascii() or not _has_high_bmp(data) or _keys_sort_alike(value)
+    return printed == data and _printed_as_canonical(printed, value)
 
 
 def serialize(value: Any) -> bytes:

@@ -12,16 +12,12 @@ import itertools
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 import orjson
 
-from silo_regress.canon.canonical import format_number, serialize
+from silo_regress.canon.canonical import JsonValue, format_number, serialize
 from silo_regress.canon.pointer import Part, format_pointer
-
-# What json/orjson parse into. Recursive, so a value read from a file is one of these
-# all the way down.
-JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
 
 class Missing(enum.Enum):

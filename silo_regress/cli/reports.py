@@ -38,8 +38,9 @@ def merge(
     a report is unreadable, a shard is missing or a task was checked twice.
     Diffs are rebuilt from the baseline files under --project when they fit.
     """
-    from silo_regress.reports.merger import merge_reports, read_report
+    from silo_regress.reports.merger import merge_reports
     from silo_regress.reports.reconstruction import attach_texts
+    from silo_regress.reports.schema import read_report
 
     g = globals_of(ctx)
     loaded = [(str(path), read_report(path)) for path in reports]

@@ -32,6 +32,7 @@ from silo_regress.cli.rolloutoptions import (
     at_least,
 )
 from silo_regress.errors import ExitCode, InputError, RunnerError
+from silo_regress.system.cpus import capped_jobs
 
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Segment
@@ -236,7 +237,8 @@ def execute_tasks(
     rollouts = runner.prepare_rollouts(
         config, tasks, repeat=repeat, agent=flags.agent, timeout=flags.timeout
     )
-    width = flags.jobs or config.jobs or runner.default_jobs()
+    # SILO_REGRESS_JOBS caps it, so the progress line says what really runs at once.
+    width = capped_jobs(flags.jobs or config.jobs or runner.default_jobs())
     with _progress(g, len(rollouts), width) as on_event:
         return runner.execute(config, rollouts, jobs=width, on_event=on_event)
 

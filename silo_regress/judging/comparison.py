@@ -8,34 +8,26 @@ step and paths are joined by f-string.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from silo_regress.canon.canonical import Document, apply_ignores, canonicalize, serialize
 from silo_regress.canon.prefilter import might_be_volatile
 from silo_regress.errors import InputError
+from silo_regress.judging.context import TargetContext
 from silo_regress.judging.direction import Scores
-from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
+from silo_regress.judging.outcome import Outcome, Verdict
 from silo_regress.project.config import Config, TaskSettings
-from silo_regress.project.taskref import TaskRef
-from silo_regress.runs.derived import is_derived, source_file
+from silo_regress.runs.derived import is_derived
 from silo_regress.runs.index import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
-from silo_regress.store.baselines import Baseline, BaselineSource
+from silo_regress.store.baselines import Baseline
 from silo_regress.system.fsio import FileError
 
 if TYPE_CHECKING:
-    from silo_regress.behaviour.notes import Note
-    from silo_regress.canon.jsondiff import Change
     from silo_regress.runs.provenance import Provenance
-
-
-def run_path(config: Config, run: Run | None, artifact: str) -> str | None:
-    if run is None:
-        return None
-    # An f-string, not os.path.join: check builds this for every artifact.
-    return config.relative(f"{run.path}{os.sep}{source_file(artifact)}")
 
 
 @dataclass(frozen=True)
@@ -63,118 +55,15 @@ def read_result(config: Config, run: Run) -> RunResult:
     return RunResult(None, doc)
 
 
-class _Common(NamedTuple):
-    """What every outcome of one baseline shares, so each outcome is built once.
-
-    A NamedTuple, not a dataclass: ``check`` makes one per artifact, and a match
-    used to cost three ``dataclasses.replace`` copies of an 18-field Outcome.
-    """
-
-    task: TaskRef
-    environment: str | None
-    artifact: str
-    baseline_path: str
-    run_path: str | None
-    run_name: str | None
-    variant: int | None
-    provenance: Provenance | None
-    baseline_source: BaselineOrigin
-    # The scores a match of result.json carries (baseline and run are one value).
-    match_scores: tuple[Scores, Scores] | None
-
-    def outcome(
-        self,
-        verdict: Verdict,
-        *,
-        detail: str | None = None,
-        baseline_text: bytes | None = None,
-        run_text: bytes | None = None,
-        changes: tuple[Change, ...] = (),
-        behaviour: tuple[Note, ...] = (),
-    ) -> Outcome:
-        # Every field, in Outcome's order (tests/test_outcome.py holds the two equal).
-        return outcome_of(
-            {
-                "task": self.task,
-                "environment": self.environment,
-                "artifact": self.artifact,
-                "verdict": verdict,
-                "baseline_path": self.baseline_path,
-                "run_path": self.run_path,
-                "run_name": self.run_name,
-                "detail": detail,
-                "changes": changes,
-                "behaviour": behaviour,
-                "baseline_text": baseline_text,
-                "run_text": run_text,
-                "direction": None,
-                "variant": self.variant,
-                "provenance": self.provenance,
-                "baseline_source": self.baseline_source,
-                "scores": self.match_scores if verdict is Verdict.MATCH else None,
-                "repeats": (),
-            }
-        )
-
-
-def origin_of(source: BaselineSource) -> BaselineOrigin:
-    """Where a baseline's bytes come from, as the typed value every report reads."""
-    return BaselineOrigin(source.kind, source.label, source.commit, source.git_prefix)
-
-
 def compare_artifact(
-    config: Config,
-    source: BaselineSource,
+    context: TargetContext,
     baseline: Baseline,
     /,
     *,
-    environment: str | None,
-    run: Run | None,
     result: RunResult | None,
     wrong_version: str | None,
-    settings: TaskSettings,
     provenance: Provenance | None = None,
     match_scores: tuple[Scores, Scores] | None = None,
-    details: bool = True,
-    origin: BaselineOrigin | None = None,
-) -> Outcome:
-    """``origin`` is ``origin_of(source)``, given by a caller that compares many artifacts."""
-    artifact = baseline.artifact
-    common = _Common(
-        task=baseline.ref,
-        environment=environment,
-        artifact=artifact,
-        baseline_path=config.relative(f"{config.baselines_dir}{os.sep}{baseline.relpath}"),
-        run_path=run_path(config, run, artifact),
-        run_name=run.name if run else None,
-        variant=baseline.variant if baseline.name_problem is None else None,
-        provenance=provenance,
-        baseline_source=origin if origin is not None else origin_of(source),
-        match_scores=match_scores if artifact == RESULT_FILE else None,
-    )
-    return _judge(
-        config,
-        source,
-        baseline,
-        common,
-        run=run,
-        result=result,
-        wrong_version=wrong_version,
-        settings=settings,
-        details=details,
-    )
-
-
-def _judge(
-    config: Config,
-    source: BaselineSource,
-    baseline: Baseline,
-    common: _Common,
-    *,
-    run: Run | None,
-    result: RunResult | None,
-    wrong_version: str | None,
-    settings: TaskSettings,
     details: bool = True,
 ) -> Outcome:
     """The outcome of one baseline: verdict, detail, texts, changes and behaviour.
@@ -182,9 +71,14 @@ def _judge(
     Without ``details`` a changed artifact gets no changes or behaviour: enough to
     learn the run's text before deciding which variant is worth a diff.
     """
+    # Every return below is this one factory's outcome, for this baseline.
+    outcome = functools.partial(
+        context.outcome, baseline, provenance=provenance, match_scores=match_scores
+    )
+    config, source, settings, run = context.config, context.source, context.settings, context.run
     artifact = baseline.artifact
     if wrong_version is not None:
-        return common.outcome(Verdict.FORMAT_VERSION, detail=wrong_version)
+        return outcome(Verdict.FORMAT_VERSION, detail=wrong_version)
     try:
         baseline_bytes = source.read(baseline)
     except FileError as exc:
@@ -192,15 +86,15 @@ def _judge(
             raise
         # A FIFO, link or directory where a baseline belongs: compared with nothing,
         # so it must fail the check, never be skipped.
-        return common.outcome(Verdict.NOT_CANONICAL, detail=exc.message)
+        return outcome(Verdict.NOT_CANONICAL, detail=exc.message)
     if run is None or result is None:
-        return common.outcome(
+        return outcome(
             Verdict.MISSING_RUN,
             detail=f"no run of {baseline.ref} under {config.relative(config.runs_dir)}/",
             baseline_text=baseline_bytes,
         )
     if result.problem is not None:
-        return common.outcome(
+        return outcome(
             Verdict.INCOMPLETE_RUN,
             detail=f"newest run {run.name}: {result.problem}",
             baseline_text=baseline_bytes,
@@ -213,14 +107,14 @@ def _judge(
         except InputError as exc:  # unreadable, or (a tool path) a trace that gives none
             if not isinstance(exc, UnreadableArtifactError) and not _is_trace_gap(exc):
                 raise
-            return common.outcome(
+            return outcome(
                 Verdict.INCOMPLETE_RUN,
                 detail=_unreadable(config, run, artifact, exc),
                 baseline_text=baseline_bytes,
             )
         if data is None:
             run_source = config.relative(os.path.join(run.path, artifact))
-            return common.outcome(
+            return outcome(
                 Verdict.INCOMPLETE_RUN,
                 detail=f"{run_source} is missing",
                 baseline_text=baseline_bytes,
@@ -232,28 +126,26 @@ def _judge(
         ):
             # Derived bytes are canonical already: a matching tool path of 100 MB
             # is never parsed into objects.
-            return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=data)
-        run_shown = common.run_path  # the file read, unless the artifact is derived from it
+            return outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=data)
+        run_shown = context.run_path(artifact)  # the file read, unless derived from it
         if is_derived(artifact) or run_shown is None:
             run_shown = config.relative(f"{run.path}{os.sep}{artifact}")
         try:
             run_doc = canonicalize(data, source=run_shown)
         except InputError as exc:
-            return common.outcome(
-                Verdict.INCOMPLETE_RUN, detail=exc.message, baseline_text=baseline_bytes
-            )
+            return outcome(Verdict.INCOMPLETE_RUN, detail=exc.message, baseline_text=baseline_bytes)
     run_doc = apply_task_ignores(settings, run_doc, artifact)
     run_text = run_doc.text
     if baseline_bytes == run_text:
         findings = _findings(settings, run_doc, artifact, run)
         if findings:
-            return common.outcome(
+            return outcome(
                 Verdict.VOLATILE,
-                detail=_describe(findings, common.baseline_path),
+                detail=_describe(findings, context.baseline_path(baseline)),
                 baseline_text=baseline_bytes,
                 run_text=run_text,
             )
-        return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
+        return outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
     shown = source.display_path(baseline)
     problem: str | None = None
     try:
@@ -264,12 +156,12 @@ def _judge(
         if base_doc.text != baseline_bytes:
             problem = f"{shown} is not in canonical form; run `silo-regress fmt` to rewrite it"
     if problem is not None:
-        return common.outcome(
+        return outcome(
             Verdict.NOT_CANONICAL, detail=problem, baseline_text=baseline_bytes, run_text=run_text
         )
     findings = _findings(settings, base_doc, artifact, run)
     if findings:
-        return common.outcome(
+        return outcome(
             Verdict.VOLATILE,
             detail=_describe(findings, shown),
             baseline_text=baseline_bytes,
@@ -277,15 +169,15 @@ def _judge(
         )
     base_doc = apply_task_ignores(settings, base_doc, artifact)
     if base_doc.text == run_text:
-        return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
+        return outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
     if not details:
-        return common.outcome(Verdict.CHANGED, baseline_text=baseline_bytes, run_text=run_text)
+        return outcome(Verdict.CHANGED, baseline_text=baseline_bytes, run_text=run_text)
     # Only a changed artifact needs the profiles: a matching check (the pre-commit
     # hook, most days) never pays for importing them, nor the structural diff.
     from silo_regress import behaviour
     from silo_regress.canon.jsondiff import diff_values
 
-    return common.outcome(
+    return outcome(
         Verdict.CHANGED,
         baseline_text=baseline_bytes,
         run_text=run_text,

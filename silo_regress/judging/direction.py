@@ -56,6 +56,10 @@ class Movement:
         return Direction.DRIFT
 
 
+# A tuple, not ``int | float``: that expression builds a union at every call.
+_NUMBER = (int, float)
+
+
 def read_scores(result: Any) -> Scores:
     """The scores of a result.json value; anything unrecognised is left out."""
     if not isinstance(result, dict):
@@ -71,23 +75,25 @@ def read_scores(result: Any) -> Scores:
             label, ok = check.get("label"), check.get("passed")
             if isinstance(label, str) and isinstance(ok, bool):
                 checks.setdefault(label, ok)
+    # Positionally (passed, reward, checks): the plain-match lane reads one per target.
     return Scores(
-        passed=passed if isinstance(passed, bool) else None,
-        reward=reward if _is_number(reward) else None,
-        checks=tuple(checks.items()),
+        passed if isinstance(passed, bool) else None,
+        reward if _is_number(reward) else None,
+        tuple(checks.items()),
     )
 
 
 def _is_number(value: Any) -> bool:
     """A reward a total can add up: an integer past a float's range (a 400-digit
     one, which no JSON.stringify writes) is left out like any unrecognised value."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if type(value) is float:  # the common case, first: the plain-match lane reads one a target
+        return True
+    if isinstance(value, bool) or not isinstance(value, _NUMBER):
         return False
-    if isinstance(value, int):
-        try:
-            float(value)
-        except OverflowError:
-            return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
     return True
 
 

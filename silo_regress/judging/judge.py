@@ -25,10 +25,9 @@ from silo_regress.judging.comparison import (
     RunResult,
     apply_task_ignores,
     compare_artifact,
-    origin_of,
     read_result,
-    run_path,
 )
+from silo_regress.judging.context import TargetContext, origin_of, run_path
 from silo_regress.judging.direction import Scores, compare_scores, read_scores
 from silo_regress.judging.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
 from silo_regress.judging.plainmatch import plain_matches
@@ -49,6 +48,15 @@ if TYPE_CHECKING:
 
 # Below this many tasks a forked child costs more than judging half of them saves.
 SPLIT_TARGETS = 200
+# Set to 0 to judge every target the full way, never by the plain-match lane: the two
+# give the same report (tests/test_plainmatch.py), so this is for debugging the lane.
+FAST_LANE_VARIABLE = "SILO_REGRESS_FAST_LANE"
+
+
+def fast_lane_default() -> bool:
+    """Whether ``check`` takes the plain-match lane when not told: yes, unless
+    ``SILO_REGRESS_FAST_LANE=0``."""
+    return os.environ.get(FAST_LANE_VARIABLE, "1").strip() != "0"
 
 
 def check(
@@ -62,6 +70,7 @@ def check(
     inputs: InputSnapshot | None = None,
     allow_stale: bool = False,
     workers: int | None = None,
+    fast_lane: bool | None = None,
 ) -> Report:
     """Compare the newest run of every selected task with its baselines.
 
@@ -70,6 +79,9 @@ def check(
     checked: a run made from others is ``stale-run`` (with ``allow_stale``, a
     warning and the ordinary verdict). ``workers`` (default: by the CPUs really
     available) is 1 or 2: with 2, a forked child judges the second half of the tasks.
+    ``fast_lane`` (default: :func:`fast_lane_default`) lets a target whose every artifact
+    plainly matches be judged in one pass (:mod:`silo_regress.judging.plainmatch`);
+    without it every target is judged the full way, to the same report.
     """
     if targets is None:
         targets = select_targets(config, index, source, refs)
@@ -77,6 +89,7 @@ def check(
     wrong_version = _version_problem(version, source, config) if targets else None
 
     origin = origin_of(source)
+    lane = fast_lane_default() if fast_lane is None else fast_lane
 
     def judge_part(part: Sequence[Target]) -> tuple[list[Outcome], list[str]]:
         return _judge_targets(
@@ -89,6 +102,7 @@ def check(
             allow_stale=allow_stale,
             wrong_version=wrong_version,
             origin=origin,
+            fast_lane=lane,
         )
 
     if workers is None:
@@ -152,6 +166,7 @@ def _judge_targets(
     allow_stale: bool,
     wrong_version: str | None,
     origin: BaselineOrigin,
+    fast_lane: bool,
 ) -> tuple[list[Outcome], list[str]]:
     """The outcomes of ``targets``, in order, and the warnings judging them gave."""
     outcomes: list[Outcome] = []
@@ -188,16 +203,9 @@ def _judge_targets(
         if target.ambiguous:
             outcomes.extend(_ambiguous(config, target, origin=origin))
             continue
-        if inputs is None and wrong_version is None:
-            plain = plain_matches(
-                config,
-                source,
-                target,
-                run,
-                settings=settings,
-                origin=origin,
-                environment=environment,
-            )
+        context = TargetContext.of(config, source, target.ref, environment, run, settings, origin)
+        if fast_lane and inputs is None and wrong_version is None:
+            plain = plain_matches(context, target)
             if plain is not None:  # the common case: every artifact as recorded
                 outcomes.extend(plain)
                 continue
@@ -213,16 +221,11 @@ def _judge_targets(
         match_scores = _match_scores(settings, result)
         compare = functools.partial(
             compare_artifact,
-            config,
-            source,
-            environment=environment,
-            run=run,
+            context,
             result=result,
             wrong_version=wrong_version,
-            settings=settings,
             provenance=fresh.record if fresh is not None else None,
             match_scores=match_scores,
-            origin=origin,
         )
         for variants in group_variants(target.baselines).values():
             if len(variants) == 1 and variants[0].variant == 1:
@@ -460,7 +463,7 @@ def _with_direction(
 
     The direction is the task's, read from result.json alone, so a task whose
     state diff changed while its scores held is drift. A matching result.json
-    carries its scores already (:class:`_Common`).
+    carries its scores already (:meth:`TargetContext.outcome`).
     """
     if result is None or result.doc is None:
         return judged

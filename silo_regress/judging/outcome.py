@@ -1,7 +1,7 @@
 """The typed result model of a check: verdicts, outcomes, reports. Every renderer reads it.
 
 Values only: built by :mod:`silo_regress.judging.judge` (or read back from a JSON report
-by :mod:`silo_regress.reports.merger`); nothing here compares, words or prints.
+by :mod:`silo_regress.reports.schema`); nothing here compares, words or prints.
 """
 
 from __future__ import annotations
@@ -111,6 +111,11 @@ class Outcome:
         return self.verdict is Verdict.MATCH
 
     @property
+    def task_label(self) -> str:
+        """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
+        return self.task.label_with(self.environment)
+
+    @property
     def baseline_label(self) -> str | None:
         """The baseline named with its source: ``HEAD~1:baselines/X.json``; the path alone
         for the working tree (or a source not known)."""
@@ -119,23 +124,8 @@ class Outcome:
         return self.baseline_source.locate(self.baseline_path)
 
 
-# Outcome's fields in order, for outcome_of.
+# Outcome's fields in order: the judge's factory (judging.context) sets every one of them.
 OUTCOME_FIELDS = tuple(Outcome.__dataclass_fields__)
-_new = object.__new__
-_set = object.__setattr__
-
-
-def outcome_of(values: dict[str, object]) -> Outcome:
-    """The Outcome whose fields are ``values``: every field, by name, in field order.
-
-    ``Outcome(**values)`` exactly, at an eighth of the cost: a frozen dataclass's
-    ``__init__`` stores each of its 18 fields through ``object.__setattr__`` (4 us
-    an outcome), and ``check`` makes one per artifact. Only the judge's hot path uses
-    it; a test holds it equal to the constructor.
-    """
-    outcome: Outcome = _new(Outcome)
-    _set(outcome, "__dict__", values)
-    return outcome
 
 
 # Set by the script install-hook writes, so the report can say how to skip that hook.

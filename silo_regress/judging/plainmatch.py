@@ -13,41 +13,27 @@ not pay for the judge's generality (variants, direction, freshness, diffs).
 
 from __future__ import annotations
 
-import os
-
 from silo_regress.canon.canonical import canonicalize
 from silo_regress.canon.prefilter import might_be_volatile
 from silo_regress.errors import InputError
-from silo_regress.judging.comparison import run_path
+from silo_regress.judging.context import TargetContext
 from silo_regress.judging.direction import read_scores
-from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
+from silo_regress.judging.outcome import Outcome, Verdict
 from silo_regress.judging.targets import Target
-from silo_regress.project.config import Config, TaskSettings
 from silo_regress.runs.derived import is_derived
-from silo_regress.runs.index import RESULT_FILE, Run, read_artifact
-from silo_regress.store.baselines import BaselineSource
+from silo_regress.runs.index import RESULT_FILE, read_artifact
 
 
-def plain_matches(
-    config: Config,
-    source: BaselineSource,
-    target: Target,
-    run: Run | None,
-    *,
-    settings: TaskSettings,
-    origin: BaselineOrigin,
-    environment: str | None,
-) -> list[Outcome] | None:
+def plain_matches(context: TargetContext, target: Target) -> list[Outcome] | None:
     """The match outcomes of ``target``'s baselines, in order; None when any artifact
     is not a plain match, or the target is not plain: the judge then decides."""
-    if run is None or settings.ignore:
+    run = context.run
+    if run is None or context.settings.ignore:
         return None
-    baselines = target.baselines
-    if not any(b.artifact == RESULT_FILE for b in baselines):
-        return None  # the judge reads result.json whether or not it is baselined
+    source = context.source
     outcomes: list[Outcome] = []
-    project_baselines = f"{config.baselines_dir}{os.sep}"
-    for baseline in baselines:
+    has_result = False
+    for baseline in target.baselines:
         artifact = baseline.artifact
         # Variant 1 of each artifact at most once: another of the same artifact is ~N.
         if baseline.variant != 1 or baseline.name_problem is not None or is_derived(artifact):
@@ -65,33 +51,18 @@ def plain_matches(
             return None
         scores = None
         if artifact == RESULT_FILE:
+            has_result = True
             if not isinstance(doc.value, dict):
                 return None
             same = read_scores(doc.value)
             scores = (same, same)
-        # Every field, in Outcome's order: what comparison._Common.outcome gives a match.
+        # The full comparison's own factory: the match it would give, field for field.
         outcomes.append(
-            outcome_of(
-                {
-                    "task": baseline.ref,
-                    "environment": environment,
-                    "artifact": artifact,
-                    "verdict": Verdict.MATCH,
-                    "baseline_path": config.relative(project_baselines + baseline.relpath),
-                    "run_path": run_path(config, run, artifact),
-                    "run_name": run.name,
-                    "detail": None,
-                    "changes": (),
-                    "behaviour": (),
-                    "baseline_text": expected,
-                    "run_text": text,
-                    "direction": None,
-                    "variant": 1,
-                    "provenance": None,
-                    "baseline_source": origin,
-                    "scores": scores,
-                    "repeats": (),
-                }
+            context.outcome(
+                baseline, Verdict.MATCH, match_scores=scores, baseline_text=expected, run_text=text
             )
         )
-    return outcomes
+    # The judge reads result.json whether or not it is baselined: without its baseline
+    # a broken result.json would go unseen here (checked last, not first: no generator
+    # over the baselines on the hook's hot path).
+    return outcomes if has_result else None

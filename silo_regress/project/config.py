@@ -147,6 +147,12 @@ class Config:
         text = str(self.project)
         return text, text + os.sep
 
+    @functools.cached_property
+    def baselines_prefix(self) -> str:
+        """The baselines directory as text, with a separator: ``check`` joins it to the
+        name of every baseline it reports (computed once, not per artifact)."""
+        return f"{self.baselines_dir}{os.sep}"
+
     def relative(self, path: Path | str) -> str:
         """``path`` as the user should see it: relative to the project when inside it."""
         # String prefix arithmetic: check calls this thousands of times, and

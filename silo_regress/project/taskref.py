@@ -63,6 +63,13 @@ class TaskRef:
     def qualified(self) -> bool:
         return self.environment is not None
 
+    def label_with(self, environment: str | None) -> str:
+        """How every report names the task: ``crm-west/TASK-004`` for a qualified ref,
+        ``TASK-004 (crm-west)`` for an unqualified one run in ``environment``."""
+        if self.environment is not None or environment is None:
+            return str(self)
+        return f"{self} ({environment})"
+
     def sort_key(self) -> tuple[str, str]:
         return (self.environment or "", self.task_id)
 

@@ -15,23 +15,10 @@ from silo_regress.canon.jsondiff import MISSING, array_index, child, show
 from silo_regress.canon.pointer import split_pointer
 from silo_regress.canon.visible import visible
 from silo_regress.judging.outcome import Outcome, Report, Verdict
-from silo_regress.project.taskref import TaskRef
 from silo_regress.render.wording import one_line, word_sides
 
 DIFF_CAP = 200
 MARKDOWN_DIFF_CAP = 120
-
-
-def task_label(outcome: Outcome) -> str:
-    """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
-    return ref_label(outcome.task, outcome.environment)
-
-
-def ref_label(task: TaskRef, environment: str | None) -> str:
-    """:func:`task_label` of a task known by its ref and environment."""
-    if task.qualified or environment is None:
-        return str(task)
-    return f"{task} ({environment})"
 
 
 def made_by(outcome: Outcome) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 
 from silo_regress.judging.outcome import Outcome, Report
-from silo_regress.render.excerpt import first_change_line, headline, task_label
+from silo_regress.render.excerpt import first_change_line, headline
 from silo_regress.render.wording import word_sides
 
 
@@ -32,7 +32,7 @@ def annotation(outcome: Outcome) -> str:
         line = first_change_line(outcome)
         if line is not None:
             properties.append(f"line={line}")
-    title = f"silo-regress: {task_label(outcome)} {outcome.artifact} {outcome.verdict.value}"
+    title = f"silo-regress: {outcome.task_label} {outcome.artifact} {outcome.verdict.value}"
     properties.append(f"title={escape_property(title)}")
     message = [headline(outcome)]
     if outcome.baseline_label != outcome.baseline_path:
@@ -56,7 +56,7 @@ def render_github(report: Report) -> str:
         body = "\n".join(render_outcome(outcome, palette=Palette(False), rollouts=rollouts))
         # Report text comes from agents: stop GitHub from reading commands in it.
         token = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        title = f"{outcome.verdict.value}: {task_label(outcome)} {outcome.artifact}"
+        title = f"{outcome.verdict.value}: {outcome.task_label} {outcome.artifact}"
         out += [
             f"::group::{escape_data(title)}",
             f"::stop-commands::{token}",

@@ -12,7 +12,7 @@ from typing import Any
 
 from silo_regress.behaviour.codec import note_json
 from silo_regress.behaviour.notes import Note
-from silo_regress.render.machine import change_json, dumps
+from silo_regress.render.machine import dumps
 from silo_regress.render.markdown import cell, code, note_markdown
 from silo_regress.render.text import Palette
 from silo_regress.render.wording import one_line, word, words
@@ -24,6 +24,7 @@ from silo_regress.reports.history import (
     TaskChange,
     TaskLog,
 )
+from silo_regress.reports.schema import change_json
 
 _KIND_STYLE = {
     ChangeKind.ADDED: ("green",),

@@ -24,7 +24,6 @@ from silo_regress.render.excerpt import (
     headline,
     made_by,
     summary_sentence,
-    task_label,
 )
 from silo_regress.render.hunks import Row, Span, cut_note, intraline, line_diff, side_by_side
 from silo_regress.render.summary import (
@@ -384,9 +383,9 @@ def _artifact(outcome: Outcome) -> list[str]:
 
 
 def _matches(report: Report) -> list[str]:
-    failing = {task_label(o) for o in report.outcomes if not o.ok}
-    matching = [o for o in report.outcomes if o.ok and task_label(o) not in failing]
-    tasks = list(dict.fromkeys(task_label(o) for o in matching))
+    failing = {o.task_label for o in report.outcomes if not o.ok}
+    matching = [o for o in report.outcomes if o.ok and o.task_label not in failing]
+    tasks = list(dict.fromkeys(o.task_label for o in matching))
     out = ['<section id="matches" class="group">', f"<h2>Matches ({len(tasks)})</h2>"]
     if not tasks:
         out += ["<p>No task matches all its baselines.</p>", "</section>"]
@@ -400,7 +399,7 @@ def _matches(report: Report) -> list[str]:
         "<tbody>",
     ]
     out += [
-        f"<tr><td><code>{escape(task_label(o))}</code></td>"
+        f"<tr><td><code>{escape(o.task_label)}</code></td>"
         f"<td><code>{escape(o.artifact)}</code></td>"
         f"<td><code>{escape(o.run_name or '')}</code></td></tr>"
         for o in matching

@@ -19,7 +19,6 @@ from silo_regress.render.excerpt import (
     diff_lines,
     made_by,
     summary_sentence,
-    task_label,
 )
 from silo_regress.render.wording import one_line, phrase
 
@@ -163,7 +162,7 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
             # Under --repeat an artifact has an outcome per distinct result: a failing one shows.
             by_artifact = {o.artifact: o for o in sorted(outcomes, key=lambda o: not o.ok)}
             row = [
-                code(task_label(outcomes[0])),
+                code(outcomes[0].task_label),
                 _direction(outcomes),
                 *[_verdict_cell(by_artifact.get(a)) for a in artifacts],
                 _what(outcomes),
@@ -210,7 +209,7 @@ def _matching(matching: dict[tuple[str, str], list[Outcome]], artifacts: list[st
             out.append(f"| … and {count - MATCH_ROWS} more | |")
             break
         names = ", ".join(code(o.artifact) for o in outcomes)
-        out.append(f"| {code(task_label(outcomes[0]))} | {names} |")
+        out.append(f"| {code(outcomes[0].task_label)} | {names} |")
     out += ["", "</details>", ""]
     return out
 
@@ -224,7 +223,7 @@ def _tallies(report: Report) -> list[str]:
 
 def _section(outcome: Outcome, report: Report) -> list[str]:
     summary = (
-        f"<code>{cell(task_label(outcome))}</code> <code>{cell(outcome.artifact)}</code>: "
+        f"<code>{cell(outcome.task_label)}</code> <code>{cell(outcome.artifact)}</code>: "
         f"<b>{outcome.verdict.value}</b>"
     )
     if report.repeat is not None:

@@ -14,12 +14,6 @@ from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.render.wording import one_line, word, words
 
 
-def task_label(outcome: Outcome) -> str:
-    if outcome.task.qualified or outcome.environment is None:
-        return str(outcome.task)
-    return f"{outcome.task} ({outcome.environment})"
-
-
 @dataclass(frozen=True)
 class TaskLine:
     """One task that needs a look: its direction (or verdict) and what changed."""
@@ -52,7 +46,7 @@ class Summary:
 def summarize_report(report: Report) -> Summary:
     grouped: dict[str, list[Outcome]] = {}
     for outcome in report.outcomes:
-        grouped.setdefault(task_label(outcome), []).append(outcome)
+        grouped.setdefault(outcome.task_label, []).append(outcome)
     lines: list[TaskLine] = []
     counts: dict[str, int] = {}
     for label, outcomes in grouped.items():
@@ -101,7 +95,7 @@ def shared_notes(outcomes: Iterable[Outcome]) -> list[SharedNote]:
             continue
         for note in outcome.behaviour:
             tasks = seen.setdefault((outcome.artifact, word(note)), [])
-            label = task_label(outcome)
+            label = outcome.task_label
             if label not in tasks:
                 tasks.append(label)
     return [

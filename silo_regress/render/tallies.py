@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from silo_regress.judging.outcome import Outcome, Report
 from silo_regress.judging.repeats import RepeatTally, tally_repeats
-from silo_regress.render.excerpt import ref_label
 
 
 def tally_line(tally: RepeatTally) -> str:
     """``TASK-002 (crm-west): 2/3 match, variants 1,2; no match: rollout 3``."""
-    text = f"{ref_label(tally.task, tally.environment)}: {count_phrase(tally)}"
+    text = f"{tally.task.label_with(tally.environment)}: {count_phrase(tally)}"
     if tally.failed:
         text += f"; no match: {rollouts_phrase(tally.failed)}"
     return text

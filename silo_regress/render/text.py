@@ -75,13 +75,6 @@ class Palette:
         )
 
 
-def task_label(outcome: Outcome) -> str:
-    """``TASK-004 (crm-west)`` for an unqualified ref, ``crm-west/TASK-004`` otherwise."""
-    if outcome.task.qualified or outcome.environment is None:
-        return str(outcome.task)
-    return f"{outcome.task} ({outcome.environment})"
-
-
 # --- text ---------------------------------------------------------------------
 
 
@@ -108,7 +101,7 @@ def render_text(
         if outcome.ok:
             if show_matches:
                 out.append(
-                    f"{palette.paint('ok', 'green')}  {task_label(outcome)}  {outcome.artifact}"
+                    f"{palette.paint('ok', 'green')}  {outcome.task_label}  {outcome.artifact}"
                 )
             continue
         out.extend(
@@ -179,7 +172,7 @@ def render_outcome(
         context.append(f"run {visible(outcome.run_name)}")
     out = [
         palette.paint(
-            f"{heading}  {task_label(outcome)}  {outcome.artifact}", "bold", _colour_of(outcome)
+            f"{heading}  {outcome.task_label}  {outcome.artifact}", "bold", _colour_of(outcome)
         )
         + (f"  ({', '.join(context)})" if context else "")
     ]

@@ -47,7 +47,8 @@ from silo_regress.behaviour.notes import (
     Worded,
 )
 from silo_regress.behaviour.result import is_short
-from silo_regress.canon.jsondiff import JsonValue, Missing, show
+from silo_regress.canon.canonical import JsonValue
+from silo_regress.canon.jsondiff import Missing, show
 
 MARKERS = {
     SegmentKind.SAME: ("", ""),

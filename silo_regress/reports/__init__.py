@@ -1,7 +1,8 @@
 """Reports beyond one check: status rows, shard reports merged, and behaviour across git history.
 
 - :mod:`.overview`: one row per task for ``status``;
-- :mod:`.merger`: JSON reports read back, and the reports of shard jobs merged into one;
+- :mod:`.schema`: the JSON report, written and read back: keys, version, notes;
+- :mod:`.merger`: the reports of shard jobs merged into one;
 - :mod:`.reconstruction`: a merged report's line diffs, rebuilt from its baselines;
 - :mod:`.history`: baselines across commits, and a task's log.
 """

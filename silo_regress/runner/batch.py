@@ -35,6 +35,7 @@ from silo_regress.runner.process import (
 )
 from silo_regress.runs.index import Run, list_run_dirs, read_run, result_is_complete
 from silo_regress.runs.provenance import start_batch, write_provenance
+from silo_regress.system.cpus import capped_jobs
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,9 @@ def execute(
             on_event(event)
 
     total = len(rollouts)
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, total)), thread_name_prefix="rollout")
+    # SILO_REGRESS_JOBS=1: one rollout at a time, whatever --jobs says.
+    workers = capped_jobs(min(jobs, total))
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rollout")
     with sigterm_as_interrupt():
         try:
             for index, rollout in enumerate(rollouts):

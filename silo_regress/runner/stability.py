@@ -13,8 +13,8 @@ from typing import Any
 
 from silo_regress.behaviour.notes import Segment
 from silo_regress.behaviour.result import is_short, word_diff
-from silo_regress.canon.canonical import apply_ignores, canonicalize, serialize
-from silo_regress.canon.jsondiff import MISSING, JsonValue, Missing, diff_values, resolve
+from silo_regress.canon.canonical import JsonValue, apply_ignores, canonicalize, serialize
+from silo_regress.canon.jsondiff import MISSING, Missing, diff_values, resolve
 from silo_regress.canon.pointer import split_pointer
 from silo_regress.errors import InputError
 from silo_regress.project.config import Config

@@ -28,7 +28,6 @@ is refused too, with the same sentence, rather than trusted on its say-so.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -53,6 +52,14 @@ from silo_regress.system.fsio import (
     stage,
     temp_name,
 )
+
+try:
+    import fcntl
+except ImportError:  # Windows: importing and reading work; only a writer needs flock
+    fcntl = None  # type: ignore[assignment]
+
+# The platforms a writer's lock is taken on, named when it cannot be.
+SUPPORTED_PLATFORMS = "Linux and macOS"
 
 WORK_DIR = ".silo-regress-tmp"
 LOCK_FILE = "lock"
@@ -215,6 +222,11 @@ def _acquire(root: Path, *, command: str, shown: str, wait: float) -> int:
     """
     lock_path = work_dir(root) / LOCK_FILE
     label = f"{shown}/{WORK_DIR}/{LOCK_FILE}"
+    if fcntl is None:  # before anything is created: the baselines stay as they are
+        raise InputError(
+            f"{label}: cannot take the writer lock: this platform has no flock "
+            f"(fcntl); silo-regress writes baselines on {SUPPORTED_PLATFORMS}"
+        )
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     deadline = time.monotonic() + wait
     while True:

@@ -5,6 +5,14 @@
 second process would only take turns with the first. A split pays only when the
 CPUs are really there and idle, so :func:`split_workers` asks
 :func:`available_cpus` and the load average.
+
+One switch for every fork and thread, as pre-commit's ``PRE_COMMIT_NO_CONCURRENCY``:
+``SILO_REGRESS_JOBS=1`` makes every command run in one process, serially. No forked
+child scans runs or judges tasks (:func:`split_workers` says 1, and :class:`Forked`
+does its work in the caller), and ``run`` starts one rollout at a time whatever its
+``--jobs``. The results are the same; only the time differs. For debugging, profiling
+and coverage, which do not follow a forked child. ``SILO_REGRESS_JOBS=N`` caps
+processes and rollout threads at N.
 """
 
 from __future__ import annotations
@@ -16,11 +24,35 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from silo_regress.errors import InputError
+
 T = TypeVar("T")
 R = TypeVar("R")
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_CGROUP = Path("/proc/self/cgroup")
+JOBS_VARIABLE = "SILO_REGRESS_JOBS"
+
+
+def jobs_limit() -> int | None:
+    """The most processes or threads a command may use at once, from ``SILO_REGRESS_JOBS``;
+    None when it is not set. 1 means no fork and no thread pool (see the module's doc)."""
+    text = os.environ.get(JOBS_VARIABLE, "").strip()
+    if not text:
+        return None
+    limit = int(text) if text.isdigit() else 0
+    if limit < 1:
+        raise InputError(
+            f"{JOBS_VARIABLE}={text!r} is not a whole number of 1 or more; "
+            "set it to 1 to run without forks or threads, or unset it"
+        )
+    return limit
+
+
+def capped_jobs(jobs: int) -> int:
+    """``jobs`` threads or processes, at most ``SILO_REGRESS_JOBS`` of them; at least 1."""
+    limit = jobs_limit()
+    return max(1, jobs if limit is None else min(jobs, limit))
 
 
 def parse_cpu_max(text: str) -> float | None:
@@ -88,9 +120,11 @@ def split_workers(
     1-minute load average (``load``) above ``cpus - 0.5`` the other CPU is busy
     with other work, and a child only adds its own cost (measured on a shared
     2-CPU machine: a split check took 1.06-1.15x as long as an unsplit one).
-    Below ``minimum`` items a child costs more than it saves.
+    Below ``minimum`` items a child costs more than it saves. ``SILO_REGRESS_JOBS=1``
+    says 1 always.
     """
-    if count < minimum:
+    limit = jobs_limit()
+    if count < minimum or limit == 1:
         return 1
     import threading  # a fork copies only the calling thread: split only when it is alone
 
@@ -133,13 +167,13 @@ class Forked:
 
     None when the child could not be started or failed in any way: the caller
     then does the work itself, so a split can only change how fast a command is,
-    never what it finds.
+    never what it finds. With ``SILO_REGRESS_JOBS=1`` no child is started at all.
     """
 
     def __init__(self, work: Callable[[], bytes]) -> None:
         self._pid = 0
         self._read = -1
-        if not hasattr(os, "fork"):
+        if not hasattr(os, "fork") or jobs_limit() == 1:
             return
         try:
             read, write = os.pipe()

@@ -15,7 +15,8 @@ from support.treestate import snapshot
 from silo_regress import behaviour
 from silo_regress.behaviour.result import text_change
 from silo_regress.behaviour.state import gained_lost
-from silo_regress.canon.jsondiff import MISSING, Change, JsonValue, diff_values
+from silo_regress.canon.canonical import JsonValue
+from silo_regress.canon.jsondiff import MISSING, Change, diff_values
 from silo_regress.judging.outcome import Verdict
 from silo_regress.render.wording import word, words
 

@@ -11,7 +11,7 @@ from support.silofixture import SiloProject, make_result
 from support.variantkit import A, B, C, of, results, variant_file
 
 from silo_regress.project.taskref import TaskRef
-from silo_regress.reports.merger import load_report
+from silo_regress.reports.schema import load_report
 from silo_regress.store.baselines import Baseline, baseline_relpath, parse_relpath
 
 ARTIFACTS = ("result.json", "state-diff.json")

@@ -61,6 +61,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.judging": [
         ("targets", "sharding", "direction"),
         ("outcome",),
+        ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
         ("plainmatch", "refusals", "repeats"),
         ("judge",),
@@ -71,7 +72,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("formatter", "reviewing", "discarding", "pruning"),
         ("undoing", "consistency"),
     ],
-    "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
+    "silo_regress.reports": [("schema",), ("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart"),
         ("excerpt",),

@@ -1,9 +1,9 @@
 """The plain-match lane gives exactly the judge's report, whatever the project holds.
 
 Differential: one project of many tasks, each changed in its own way (fixed seed),
-judged with the lane and with it turned off; the reports must be equal, outcome for
-outcome, bytes included. The lane must also have been taken, or the test proves
-nothing.
+judged with the lane and with it switched off (``check(..., fast_lane=False)``); the
+reports must be equal, outcome for outcome, bytes included. The lane must also take
+the plain matches, or the test proves nothing.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ import os
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.silofixture import SiloProject, make_project, make_result, silo_json
 
 from silo_regress.cli.common import ColorWhen, Globals, project_config, working_tree
 from silo_regress.judging import judge
-from silo_regress.judging.outcome import Outcome, Report, Verdict
+from silo_regress.judging.context import TargetContext, origin_of
+from silo_regress.judging.outcome import Report, Verdict
 from silo_regress.judging.plainmatch import plain_matches
+from silo_regress.judging.targets import select_targets
 from silo_regress.runs.index import index_runs
 
 Mutation = Callable[[SiloProject, str, Path], None]
@@ -154,9 +155,33 @@ MUTATIONS: list[Mutation] = [
 ]
 
 
-def _report(project: SiloProject) -> Report:
+def _report(project: SiloProject, *, fast_lane: bool | None) -> Report:
     config = project_config(Globals(project=project.root, color=ColorWhen.NEVER, explicit=True))
-    return judge.check(config, index_runs(config.runs_dir), working_tree(config), workers=1)
+    index = index_runs(config.runs_dir)
+    return judge.check(config, index, working_tree(config), workers=1, fast_lane=fast_lane)
+
+
+def _lane_takes(project: SiloProject) -> set[str]:
+    """The tasks the lane judges on its own, asked target by target as the judge asks."""
+    config = project_config(Globals(project=project.root, color=ColorWhen.NEVER, explicit=True))
+    index = index_runs(config.runs_dir)
+    source = working_tree(config)
+    taken: set[str] = set()
+    for target in select_targets(config, index, source, ()):
+        if target.key is None or not target.baselines:
+            continue
+        context = TargetContext(
+            config=config,
+            source=source,
+            ref=target.ref,
+            environment=target.key[0],
+            run=index.newest(*target.key),
+            settings=config.task_settings(target.ref, environment=target.key[0]),
+            origin=origin_of(source),
+        )
+        if plain_matches(context, target) is not None:
+            taken.add(target.ref.task_id)
+    return taken
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -183,26 +208,25 @@ def test_the_lane_gives_the_judges_report(
     for task, mutate in chosen.items():
         mutate(project, task, newest[task])
 
-    taken: list[str] = []
-
-    def counted(*args: Any, **kwargs: Any) -> list[Outcome] | None:
-        found = plain_matches(*args, **kwargs)
-        if found is not None:
-            taken.append(str(found[0].task))
-        return found
-
-    monkeypatch.setattr("silo_regress.judging.judge.plain_matches", counted)
-    with_lane = _report(project)
-    monkeypatch.setattr("silo_regress.judging.judge.plain_matches", lambda *a, **k: None)
-    without = _report(project)
+    with_lane = _report(project, fast_lane=True)
+    without = _report(project, fast_lane=False)
 
     assert with_lane == without
     assert [o.baseline_text for o in with_lane.outcomes] == [
         o.baseline_text for o in without.outcomes
     ]
+    taken = _lane_takes(project)
     untouched = {t for t, m in chosen.items() if m is _untouched and t != "TASK-007"}
-    assert untouched and untouched <= set(taken), "plain matches take the lane"
+    assert untouched and untouched <= taken, "plain matches take the lane"
     assert "TASK-007" not in taken, "a task with ignore patterns is judged the full way"
+    not_matching = {o.task.task_id for o in without.outcomes if o.verdict is not Verdict.MATCH}
+    assert not taken & not_matching, "the lane takes nothing the judge does not call a match"
     assert set(MUTATIONS) <= set(chosen.values()), "every case is in the project"
     verdicts = {o.verdict for o in without.outcomes}
     assert Verdict.MATCH in verdicts and len(verdicts) >= 4, verdicts
+    # The switch's variable turns the lane off where no argument says otherwise.
+    monkeypatch.setenv(judge.FAST_LANE_VARIABLE, "0")
+    assert not judge.fast_lane_default()
+    assert _report(project, fast_lane=None) == without
+    monkeypatch.setenv(judge.FAST_LANE_VARIABLE, "1")
+    assert judge.fast_lane_default()
