@@ -40,7 +40,12 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.system": [("fsio", "cpus")],
     "silo_regress.canon": [("pointer", "prefilter"), ("canonical", "volatile"), ("jsondiff",)],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
-    "silo_regress.project": [("taskref",), ("configvalues",), ("config",), ("fingerprint",)],
+    "silo_regress.project": [
+        ("taskref",),
+        ("configvalues",),
+        ("config",),
+        ("fingerprint", "survey"),
+    ],
     "silo_regress.store": [("baselinenames", "transaction"), ("baselines",), ("gitsource",)],
     "silo_regress.runs": [
         ("derived",),

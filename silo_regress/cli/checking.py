@@ -69,6 +69,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     except NoProjectError as exc:
         if not options.allow_no_runs:
             raise
+        _refuse_baselines_elsewhere(g.project, exc.message.split(";")[0], excluding=None)
         out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
     chosen_shard = None
@@ -99,6 +100,14 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     if options.allow_no_runs and not index.by_task:
         # A name that maps to no task needs no run to be judged: it fails a fresh clone too.
         targets = [t for t in select_targets(config, index, source) if t.refused]
+        if not targets and config.source is None and not os.path.lexists(config.baselines_dir):
+            # A project only by its runs directory: its baselines may be elsewhere.
+            _refuse_baselines_elsewhere(
+                config.project,
+                f"project {config.project} has no config file and no "
+                f"{config.relative(config.baselines_dir)}/",
+                excluding=None,
+            )
         if not targets:
             out(
                 f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
@@ -111,6 +120,12 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         note = _nothing_to_check(config, source)
         if not options.allow_no_runs:
             raise InputError(note)
+        _refuse_baselines_elsewhere(
+            config.project,
+            f"project {config.project} has no baselines under "
+            f"{config.relative(config.baselines_dir)}/ ({source.label})",
+            excluding=config.baselines_dir,
+        )
         out(f"silo-regress: {note} (--allow-no-runs)\n")
         return 0
     if options.allow_no_runs:
@@ -171,6 +186,32 @@ def _nothing_to_check(config: Config, source: BaselineSource) -> str:
         f"project {config.project} (config: {config.where if config.source else 'defaults'}); "
         "record some with `silo-regress record --all`, or pass --project DIR"
     )
+
+
+def _refuse_baselines_elsewhere(scope: Path, what: str, *, excluding: Path | None) -> None:
+    """--allow-no-runs passes a check with nothing to compare only when there is truly
+    nothing: baselines anywhere below the hook's directory mean the hook is pointed at
+    the wrong place (a monorepo without --project), and passing would be a lie."""
+    from silo_regress.errors import ConfigError
+    from silo_regress.project.survey import find_baselines_below
+
+    found = find_baselines_below(scope, excluding=excluding)
+    if not found:
+        return
+    shown = [_from_here(scope, f.baselines) + "/" for f in found]
+    projects = list(dict.fromkeys(_from_here(scope, f.project) for f in found))
+    listed = ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+    raise ConfigError(
+        f"{what}, but baselines lie below {_from_here(scope, Path('.'))}/ in {listed}; "
+        f"--allow-no-runs passes only where there are no baselines at all: give the check "
+        f"--project {projects[0]} (in .pre-commit-config.yaml: args: [--project, {projects[0]}])"
+    )
+
+
+def _from_here(scope: Path, relative: object) -> str:
+    """``scope / relative`` as a path that works from the current directory."""
+    text = os.path.relpath(os.path.join(os.path.abspath(scope), str(relative)))
+    return text.replace(os.sep, "/")
 
 
 def _name_unbaselined(config: Config, index: RunIndex, targets: list[Target]) -> None:
