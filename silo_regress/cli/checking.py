@@ -154,6 +154,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             runs=runs,
             inputs=inputs,
             allow_stale=options.allow_stale,
+            # The runs check --run just made were made by --agent: judge them by it.
+            agent=options.agent if options.run_first else None,
         )
         for runs in (pinned if pinned is not None else [None])
     ]

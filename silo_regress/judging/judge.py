@@ -62,6 +62,7 @@ def check(
     inputs: InputSnapshot | None = None,
     allow_stale: bool = False,
     workers: int | None = None,
+    agent: str | None = None,
 ) -> Report:
     """Compare the newest run of every selected task with its baselines.
 
@@ -70,6 +71,8 @@ def check(
     checked: a run made from others is ``stale-run`` (with ``allow_stale``, a
     warning and the ordinary verdict). ``workers`` (default: by the CPUs really
     available) is 1 or 2: with 2, a forked child judges the second half of the tasks.
+    ``agent`` is the --agent the runs were just made with (``check --run --agent``):
+    they are judged against it, not the configured agent.
     """
     if targets is None:
         targets = select_targets(config, index, source, refs)
@@ -89,6 +92,7 @@ def check(
             allow_stale=allow_stale,
             wrong_version=wrong_version,
             origin=origin,
+            agent=agent,
         )
 
     if workers is None:
@@ -116,6 +120,7 @@ def _judge_targets(
     allow_stale: bool,
     wrong_version: str | None,
     origin: BaselineOrigin,
+    agent: str | None = None,
 ) -> tuple[list[Outcome], list[str]]:
     """The outcomes of ``targets``, in order, and the warnings judging them gave."""
     outcomes: list[Outcome] = []
@@ -167,7 +172,7 @@ def _judge_targets(
         if run is not None and inputs is not None:
             from silo_regress.runs.freshness import judge_run
 
-            fresh = judge_run(config, run, inputs, ref=target.ref)
+            fresh = judge_run(config, run, inputs, ref=target.ref, agent=agent)
         if fresh is not None:
             notes.extend(fresh.warnings)
         result = read_result(config, run) if run is not None else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,12 +203,28 @@ def command_place(config: Config, environment: str) -> str:
 
 
 def _require_agent(config: Config, agent: str, *, given: bool, where: str) -> None:
+    """Refuse an agent Silo could not load or a run could not be judged by: one sentence
+    naming it, before anything starts (exit 3)."""
     path = Path(agent) if os.path.isabs(agent) else config.project / agent
-    if not path.is_file():
-        origin = "--agent" if given else f"{where} agent"
+    origin = f"--agent {agent!r}" if given else f"{where} agent {agent!r}"
+    shown = config.relative(path)
+    try:
+        info = os.stat(path)
+    except OSError:
         raise RunnerError(
-            f"{config.relative(path)}: agent file not found ({origin} {agent!r}, "
-            "relative to the project directory)"
+            f"{shown}: agent file not found ({origin}, relative to the project directory "
+            f"{config.project})"
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else kind
+        raise RunnerError(f"{shown}: is {kind}, not an agent file ({origin})")
+    inside = os.path.realpath(path)
+    project = os.path.realpath(config.project)
+    if not inside.startswith(project.rstrip(os.sep) + os.sep):
+        raise RunnerError(
+            f"{shown}: lies outside the project {config.project} ({origin}); a run's agent "
+            "is fingerprinted with the project's inputs, so copy it into the project"
         )
 
 
