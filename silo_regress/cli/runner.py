@@ -182,7 +182,8 @@ def record_repeated(
         error(
             f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
             "would fail at random; make the task deterministic, ignore the varying paths "
-            "(ignore in [tool.silo-regress]), or record anyway with --force. Nothing was recorded"
+            f"({config.location.key('ignore')}), or record anyway with --force. "
+            "Nothing was recorded"
         )
         return int(ExitCode.CHECK_FAILED)
     choices = []
@@ -465,7 +466,4 @@ def _fixes(stability: Stability, config: Config) -> list[str]:
 
 
 def _config_place(config: Config) -> str:
-    if config.source is None:
-        return "[tool.silo-regress] in pyproject.toml"
-    name = config.relative(config.source)
-    return name if config.source.name != "pyproject.toml" else f"[tool.silo-regress] in {name}"
+    return config.location.place()

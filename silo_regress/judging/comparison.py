@@ -18,7 +18,7 @@ from silo_regress.canon.prefilter import might_be_volatile
 from silo_regress.errors import InputError
 from silo_regress.judging.direction import Scores
 from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
-from silo_regress.project.config import Config, TaskSettings
+from silo_regress.project.config import Config, TaskSettings, task_table
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.derived import is_derived, source_file
 from silo_regress.runs.index import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
@@ -249,7 +249,7 @@ def _judge(
         if findings:
             return common.outcome(
                 Verdict.VOLATILE,
-                detail=_describe(findings, common.baseline_path),
+                detail=_describe(findings, common.baseline_path, place=_task_place(config, common)),
                 baseline_text=baseline_bytes,
                 run_text=run_text,
             )
@@ -271,7 +271,7 @@ def _judge(
     if findings:
         return common.outcome(
             Verdict.VOLATILE,
-            detail=_describe(findings, shown),
+            detail=_describe(findings, shown, place=_task_place(config, common)),
             baseline_text=baseline_bytes,
             run_text=run_text,
         )
@@ -338,10 +338,15 @@ def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) ->
     return [f"{f.pointer} ({f.reason})" for f in found]
 
 
-def _describe(findings: Sequence[str], where: str | None) -> str:
+def _task_place(config: Config, common: _Common) -> str:
+    """The task's own table, where a per-task ``ignore`` or ``volatile-exempt`` goes."""
+    return config.location.place(*task_table(common.task.task_id, common.environment))
+
+
+def _describe(findings: Sequence[str], where: str | None, *, place: str) -> str:
     head = ", ".join(findings[:5])
     more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
     return (
         f"{where} holds volatile content at {head}{more}; "
-        "exempt or ignore these paths in [tool.silo-regress], or fix the producer"
+        f"exempt or ignore these paths in {place}, or fix the producer"
     )

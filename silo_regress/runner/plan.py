@@ -80,7 +80,7 @@ def plan_tasks(
             raise TaskRefError(
                 f"{baselines}/: cannot tell which environment to run task {target.ref} in "
                 f"(no run under {config.relative(config.runs_dir)}/ names it); set "
-                f"'environment' in [tool.silo-regress], or name it as ENV/{target.ref.task_id}"
+                f"{config.location.key('environment')}, or name it as ENV/{target.ref.task_id}"
             )
         tasks.setdefault(target.key, Task(target.ref, *target.key))
     return list(tasks.values())
@@ -100,7 +100,7 @@ def _targets_of(
     if environment is None:
         raise TaskRefError(
             f"task {ref}: no baseline and no run name it, so its environment is unknown; "
-            f"run it as ENV/{ref.task_id}, or set 'environment' in [tool.silo-regress]"
+            f"run it as ENV/{ref.task_id}, or set {config.location.key('environment')}"
         )
     return [Target(ref=ref, key=(environment, ref.task_id), baselines=())]
 
@@ -191,8 +191,7 @@ HINT = (
 
 def config_place(config: Config) -> str:
     """Where the project's settings live, as messages name it."""
-    name = config.relative(config.source) if config.source else "pyproject.toml"
-    return f"{name} [tool.silo-regress]" if name.endswith("pyproject.toml") else name
+    return config.location.place()
 
 
 def command_place(config: Config, environment: str) -> str:
