@@ -70,6 +70,7 @@ def test_check_staged_reads_the_index_not_the_working_tree(
 ) -> None:
     monkeypatch.delenv("PRE_COMMIT", raising=False)  # run by hand: either hook's advice
     project = recorded(tmp_path / "repo")
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     rerun(project, reward=0.5, passed=False)
     blocked = project.cli("check", "--staged")
     assert blocked.exit_code == 1

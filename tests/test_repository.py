@@ -164,13 +164,16 @@ def test_a_failing_check_without_colour_imports_nothing_heavy(
     assert "git" not in _imported(coloured.stderr)
 
 
-def test_the_readme_failing_report_is_what_check_prints(tmp_path: Path) -> None:
+def test_the_readme_failing_report_is_what_check_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The README's captured report, reproduced from the bundled example."""
     import shutil
 
     demo = tmp_path / "demo"
     shutil.copytree(ROOT / "examples" / "crm-demo", demo)
     runner = CliRunner()
+    monkeypatch.chdir(demo)  # as the README's reader runs it: in the project, no -C in advice
 
     def cli(*args: str) -> str:
         result = runner.invoke(app, ["--project", str(demo), "--color", "never", *args])

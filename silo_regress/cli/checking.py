@@ -24,6 +24,7 @@ from silo_regress.errors import InputError, UsageError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
+    from silo_regress.judging.outcome import Invocation
     from silo_regress.judging.targets import Target
     from silo_regress.project.config import Config
     from silo_regress.runs.index import Run, RunIndex
@@ -169,6 +170,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:
         report = replace(report, hook=running_hook(os.environ))
+    report = replace(report, invocation=invocation_of(g, config, options))
     emit_report(
         report,
         options.report_format,
@@ -245,6 +247,40 @@ def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[T
             "not compared (--allow-no-runs)\n"
         )
     return kept
+
+
+def invocation_of(g: Globals, config: Config, options: CheckOptions) -> Invocation:
+    """How check was run, for next steps that work pasted where they were printed: the
+    -C DIR as the user wrote it (only when their directory is outside the project, where
+    a command without it would find no project), paths from their directory, and the
+    rollout options."""
+    from silo_regress.judging.outcome import Invocation
+
+    here = _reach(config.project)
+    # Inside the project (here is "." or "../.."), a command finds it by walking up.
+    outside = any(part not in (".", "..") for part in here.split("/"))
+    return Invocation(
+        project=str(g.project) if g.explicit and outside else None,
+        here="" if here == "." else here,
+        baselines=posix_join(here, config.relative(config.baselines_dir)),
+        agent=options.agent,
+        timeout=options.timeout,
+    )
+
+
+def _reach(directory: Path) -> str:
+    """``directory`` from the current one: relative when that is short, else absolute."""
+    try:
+        text = os.path.relpath(directory).replace(os.sep, "/")
+    except (OSError, ValueError):  # the current directory is gone, or another drive
+        return str(directory)
+    return str(directory) if text.count("../") > 2 else text
+
+
+def posix_join(head: str, tail: str) -> str:
+    import posixpath
+
+    return posixpath.normpath(posixpath.join(head, tail))
 
 
 def running_hook(environ: Mapping[str, str]) -> Hook | None:

@@ -17,7 +17,13 @@ from silo_regress.canon.canonical import Document, apply_ignores, canonicalize, 
 from silo_regress.canon.prefilter import might_be_volatile
 from silo_regress.errors import InputError
 from silo_regress.judging.direction import Scores
-from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict, outcome_of
+from silo_regress.judging.outcome import (
+    BaselineOrigin,
+    ConfigLine,
+    Outcome,
+    Verdict,
+    outcome_of,
+)
 from silo_regress.project.config import Config, TaskSettings, task_table
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.derived import is_derived, source_file
@@ -28,6 +34,7 @@ from silo_regress.system.fsio import FileError
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
     from silo_regress.canon.jsondiff import Change
+    from silo_regress.canon.volatile import Finding
     from silo_regress.runs.provenance import Provenance
 
 
@@ -91,6 +98,7 @@ class _Common(NamedTuple):
         run_text: bytes | None = None,
         changes: tuple[Change, ...] = (),
         behaviour: tuple[Note, ...] = (),
+        remedy: tuple[ConfigLine, ...] | None = None,
     ) -> Outcome:
         # Every field, in Outcome's order (tests/test_outcome.py holds the two equal).
         return outcome_of(
@@ -113,6 +121,7 @@ class _Common(NamedTuple):
                 "baseline_source": self.baseline_source,
                 "scores": self.match_scores if verdict is Verdict.MATCH else None,
                 "repeats": (),
+                "remedy": remedy,
             }
         )
 
@@ -252,6 +261,7 @@ def _judge(
                 detail=_describe(findings, common.baseline_path, place=_task_place(config, common)),
                 baseline_text=baseline_bytes,
                 run_text=run_text,
+                remedy=_volatile_fix(config, common, settings, findings),
             )
         return common.outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
     shown = source.display_path(baseline)
@@ -274,6 +284,7 @@ def _judge(
             detail=_describe(findings, shown, place=_task_place(config, common)),
             baseline_text=baseline_bytes,
             run_text=run_text,
+            remedy=_volatile_fix(config, common, settings, findings),
         )
     base_doc = apply_task_ignores(settings, base_doc, artifact)
     if base_doc.text == run_text:
@@ -325,7 +336,7 @@ def apply_task_ignores(settings: TaskSettings, doc: Document, artifact: str) -> 
     return Document(value=value, text=serialize(value))
 
 
-def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) -> list[str]:
+def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) -> list[Finding]:
     if not might_be_volatile(doc.text):
         return []
     # The baseline is judged by the clock of the run it is compared with: a
@@ -334,8 +345,9 @@ def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) ->
     from silo_regress.runs.clock import clock_of  # only once a volatile hint is seen
 
     clock = clock_of(run)
-    found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
-    return [f"{f.pointer} ({f.reason})" for f in found]
+    return list(
+        scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
+    )
 
 
 def _task_place(config: Config, common: _Common) -> str:
@@ -343,7 +355,27 @@ def _task_place(config: Config, common: _Common) -> str:
     return config.location.place(*task_table(common.task.task_id, common.environment))
 
 
-def _describe(findings: Sequence[str], where: str | None, *, place: str) -> str:
+def _volatile_fix(
+    config: Config, common: _Common, settings: TaskSettings, findings: Sequence[Finding]
+) -> tuple[ConfigLine, ...]:
+    """The task's own ``ignore`` and ``volatile-exempt`` lines that would settle it: each the
+    whole list, since a table's key replaces the one it inherits."""
+    table = task_table(common.task.task_id, common.environment)
+    location = config.location
+    found = [f"{common.artifact}:{f.pointer}" for f in findings]
+    lines = []
+    for key, current in (
+        ("ignore", settings.ignore),
+        ("volatile-exempt", settings.volatile_exempt),
+    ):
+        values = [p.text for p in current]
+        values += [v for v in dict.fromkeys(found) if v not in values]
+        lines.append(ConfigLine(location.path, location.header(*table), key, tuple(values)))
+    return tuple(lines)
+
+
+def _describe(found: Sequence[Finding], where: str | None, *, place: str) -> str:
+    findings = [f"{f.pointer} ({f.reason})" for f in found]
     head = ", ".join(findings[:5])
     more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
     return (

@@ -30,7 +30,14 @@ from silo_regress.judging.comparison import (
     run_path,
 )
 from silo_regress.judging.direction import Scores, compare_scores, read_scores
-from silo_regress.judging.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
+from silo_regress.judging.outcome import (
+    BaselineOrigin,
+    Direction,
+    Outcome,
+    Report,
+    StaleInputs,
+    Verdict,
+)
 from silo_regress.judging.plainmatch import plain_matches
 from silo_regress.judging.targets import Target, describe_ambiguous, select_targets
 from silo_regress.project.config import Config, TaskSettings
@@ -280,9 +287,10 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
     return replace(
         outcome,
         verdict=Verdict.STALE_RUN,
-        detail=fresh.describe(),
+        detail=fresh.describe(advice=False),  # the report's next steps say how, once
         changes=(),
         behaviour=(),
+        remedy=StaleInputs(fresh.stale.changed),
     )
 
 

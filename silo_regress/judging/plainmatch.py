@@ -91,6 +91,7 @@ def plain_matches(
                     "baseline_source": origin,
                     "scores": scores,
                     "repeats": (),
+                    "remedy": None,
                 }
             )
         )

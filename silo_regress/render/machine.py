@@ -55,7 +55,26 @@ def report_json(report: Report) -> dict[str, Any]:
             }
             for o in report.outcomes
         ],
+        "nextSteps": next_steps_json(report),
     }
+
+
+def next_steps_json(report: Report) -> list[dict[str, Any]]:
+    """The closing advice as data: one entry per kind of failure (render/advice.py)."""
+    if report.ok:
+        return []
+    from silo_regress.render.advice import advise
+
+    return [
+        {
+            "verdict": step.kind.value if step.kind is not None else None,
+            "why": step.why,
+            "commands": list(step.commands),
+            "chained": step.chained,
+            "config": list(step.lines),
+        }
+        for step in advise(report)
+    ]
 
 
 def _repeat_json(report: Report) -> dict[str, Any]:

@@ -170,7 +170,8 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
         ]
     for step in advise(report):
         why = step.why[:1].upper() + step.why[1:]
-        out += [f"{cell(why)}:", "", *code_block(step.commands, "sh"), ""]
+        body = code_block(step.lines, "toml") if step.lines else code_block(step.commands, "sh")
+        out += [f"{cell(why)}:", "", *body, ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -239,17 +239,21 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
 
 
 def accept_hint(report: Report) -> str:
-    """The closing advice (render/summary.py), one line per step."""
-    if all(o.verdict is not Verdict.CHANGED for o in report.outcomes):
-        return ""  # nothing to accept: a passing hook never loads the advice
+    """The closing advice (render/advice.py), one line per step; a config step's lines
+    follow it, indented, ready to paste."""
+    if report.ok:
+        return ""  # nothing to do: a passing hook never loads the advice
     from silo_regress.render.advice import advise
 
-    return "\n".join(
-        f"{step.why}: {' && '.join(step.commands)}"
-        if step.chained
-        else f"{step.why}:" + "".join(f"\n  {command}" for command in step.commands)
-        for step in advise(report)
-    )
+    out = []
+    for step in advise(report):
+        if step.lines:
+            out.append(f"{step.why}:" + "".join(f"\n  {line}" for line in step.lines))
+        elif step.chained:
+            out.append(f"{step.why}: {' && '.join(step.commands)}")
+        else:
+            out.append(f"{step.why}:" + "".join(f"\n  {command}" for command in step.commands))
+    return "\n".join(out)
 
 
 # --- record, status -----------------------------------------------------------

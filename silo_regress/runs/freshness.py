@@ -232,12 +232,16 @@ class RunFreshness:
         """``made by agent X at commit abc1234+dirty``, or "" when unknown."""
         return self.record.made_by() if self.record is not None else ""
 
-    def describe(self) -> str:
+    def describe(self, *, advice: bool = True) -> str:
+        """Why the run is stale; with ``advice``, how to refresh it (a report gives that
+        once for every stale run instead, among its next steps)."""
         assert self.stale is not None
         by = self.made_by()
+        why = f"run {self.run_name}{f' ({by})' if by else ''} is stale: {self.stale.reason}"
+        if not advice:
+            return why
         return (
-            f"run {self.run_name}{f' ({by})' if by else ''} is stale: {self.stale.reason}; "
-            f"refresh it with `silo-regress run {self.ref}` (or `silo-regress check --run`)"
+            f"{why}; refresh it with `silo-regress run {self.ref}` (or `silo-regress check --run`)"
         )
 
 
