@@ -63,7 +63,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("targets", "sharding", "direction"),
         ("outcome",),
         ("comparison",),  # one baseline against one artifact: the hot path
-        ("plainmatch", "refusals", "repeats"),
+        ("plainmatch", "refusals", "repeats", "coverage"),
         ("judge",),
     ],
     "silo_regress.recording": [

@@ -16,7 +16,6 @@ from silo_regress.cli.common import (
     out,
     parse_refs,
     project_config,
-    warn,
 )
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report, start_history
@@ -131,8 +130,11 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         return 0
     if options.allow_no_runs:
         targets = _with_runs(config, index, targets)
-    if not refs and chosen_shard is None:
-        _name_unbaselined(config, index, targets)
+    uncovered = None
+    if not refs and chosen_shard is None:  # named tasks or a shard: the rest is not theirs
+        from silo_regress.judging.coverage import find_uncovered
+
+        uncovered = find_uncovered(config, index, targets)
     if chosen_shard is not None:
         from silo_regress.judging.sharding import select_shard
 
@@ -171,6 +173,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     if options.staged:
         report = replace(report, hook=running_hook(os.environ))
     report = replace(report, invocation=invocation_of(g, config, options))
+    if uncovered:
+        report = replace(report, uncovered=uncovered)
     emit_report(
         report,
         options.report_format,
@@ -216,21 +220,6 @@ def _from_here(scope: Path, relative: object) -> str:
     """``scope / relative`` as a path that works from the current directory."""
     text = os.path.relpath(os.path.join(os.path.abspath(scope), str(relative)))
     return text.replace(os.sep, "/")
-
-
-def _name_unbaselined(config: Config, index: RunIndex, targets: list[Target]) -> None:
-    """One line naming the tasks that have runs but no baseline: check skips them."""
-    covered = {t.key for t in targets if t.key is not None}
-    covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # named already
-    loose = [f"{e}/{t}" for e, t in index.task_keys() if (e, t) not in covered]
-    if not loose:
-        return
-    shown = ", ".join(loose[:10]) + (f" and {len(loose) - 10} more" if len(loose) > 10 else "")
-    count = len(loose)
-    warn(
-        f"{count} task{'s' * (count != 1)} with runs but no baseline, not checked: {shown} "
-        "(record them with `silo-regress record TASK`)"
-    )
 
 
 def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:

@@ -29,6 +29,7 @@ __all__ = [
     "Report",
     "SourceKind",
     "StaleInputs",
+    "Uncovered",
     "Verdict",
 ]
 
@@ -186,6 +187,18 @@ class Hook(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class Uncovered:
+    """What a check did not judge: runs and settings that no baseline answers for."""
+
+    tasks: tuple[str, ...] = ()  # ENV/TASK with runs but no baseline
+    artifacts: tuple[tuple[str, str], ...] = ()  # (ENV/TASK, artifact) configured, no baseline
+    environments: tuple[str, ...] = ()  # environments with runs that no baseline names
+
+    def __bool__(self) -> bool:
+        return bool(self.tasks or self.artifacts or self.environments)
+
+
+@dataclass(frozen=True)
 class Report:
     outcomes: tuple[Outcome, ...]
     warnings: tuple[str, ...] = ()
@@ -194,6 +207,7 @@ class Report:
     repeat: int | None = None  # N of check --run --repeat N (2 or more)
     hook: Hook | None = None  # the hook this check ran in, when it knows
     invocation: Invocation | None = None  # how check was run, for the next steps
+    uncovered: Uncovered = Uncovered()  # what check did not judge (check of every task)
 
     @property
     def ok(self) -> bool:

@@ -69,4 +69,11 @@ def render_github(report: Report) -> str:
     hint = accept_hint(report)
     if hint:
         out.append(hint)
+    if report.uncovered:
+        from silo_regress.render.summary import uncovered_lines
+
+        # A notice each: the run summary lists them without failing the job.
+        out += [
+            f"::notice title=silo-regress::{escape_data(line)}" for line in uncovered_lines(report)
+        ]
     return "\n".join(out) + "\n"

@@ -56,6 +56,11 @@ def report_json(report: Report) -> dict[str, Any]:
             for o in report.outcomes
         ],
         "nextSteps": next_steps_json(report),
+        "uncovered": {
+            "tasks": list(report.uncovered.tasks),
+            "artifacts": [{"task": t, "artifact": a} for t, a in report.uncovered.artifacts],
+            "environments": list(report.uncovered.environments),
+        },
     }
 
 

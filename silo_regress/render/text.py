@@ -103,6 +103,10 @@ def render_text(
     hint = accept_hint(report)
     if hint:
         out.append(hint)
+    if report.uncovered:
+        from silo_regress.render.summary import uncovered_lines
+
+        out += uncovered_lines(report)
     return "\n".join(out) + "\n"
 
 
