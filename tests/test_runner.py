@@ -329,7 +329,8 @@ def test_flaky_task_lists_the_paths_that_vary_and_exits_1(tmp_path: Path, contro
     assert "  result.json /checks/2/passed: true x2, false x1\n" in out
     assert "  result.json /checksPassed: 3 x2, 2 x1\n" in out
     assert (
-        "  to make it stable, ignore what varies (pyproject.toml [tool.silo-regress]):\n"
+        "  to make it stable, ignore what varies (in pyproject.toml):\n"
+        '    [tool.silo-regress.tasks."crm-west/TASK-001"]\n'
         "    ignore = [\n"
         '      "result.json:/agentOutput",\n'
         '      "result.json:/checks/2/passed",\n'
