@@ -477,9 +477,10 @@ def test_status_marks_git_states(tmp_path: Path) -> None:
         "TASK-002": "modified+staged",  # one artifact each
         "TASK-003": "modified",  # staged, then changed again
         "TASK-004": "untracked",
-        "TASK-005": "-",  # runs but no baseline: the verdict column says untracked
+        "TASK-005": "-",  # runs but no baseline: the verdict column says so
     }
-    assert table[5].split()[-2:] == ["untracked", "-"]
+    # One meaning per word: "untracked" is git's, the verdict column says "no baseline".
+    assert table[5].split()[-3:] == ["no", "baseline", "-"]
 
 
 def test_readme_log_example(tmp_path: Path) -> None:

@@ -7,12 +7,15 @@ report's lines) and ``notes`` as typed data, which ``merge`` reads back.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from silo_regress.behaviour.codec import note_json
 from silo_regress.canon.jsondiff import MISSING, Change
 from silo_regress.judging.outcome import Outcome, Report
 from silo_regress.render.wording import words
+
+if TYPE_CHECKING:
+    from silo_regress.reports.overview import Status
 
 
 def change_json(change: Change) -> dict[str, Any]:
@@ -152,3 +155,30 @@ def render_json(report: Report) -> str:
 
 def dumps(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def status_json(status: Status) -> dict[str, Any]:
+    """``status --format json``: one object per task, the counts in tasks."""
+    return {
+        "version": 1,
+        "tasks": [
+            {
+                "task": str(row.task),
+                "environment": row.environment,
+                "baselines": [
+                    {"artifact": artifact, "variants": variants}
+                    for artifact, variants in zip(
+                        row.baselines, row.variants or (1,) * len(row.baselines), strict=True
+                    )
+                ],
+                "newestRun": row.newest_run,
+                "runAgeSeconds": row.run_age_seconds,
+                "agent": row.agent,
+                "verdict": row.verdict.value if row.verdict else None,
+                "note": row.note.value or None,
+                "git": row.git_state or None,
+            }
+            for row in status.rows
+        ],
+        "counts": dict(status.counts()),
+    }
