@@ -341,6 +341,11 @@ def load_config(project: Path) -> Config:
     """Read the configuration of the project at ``project``; no config file means defaults."""
     project = project.resolve()
     if not project.is_dir():
+        if os.path.lexists(project):
+            raise ConfigError(
+                f"{project}: is a file, not a project directory (--project/-C names the "
+                "directory that holds the project's config, baselines/ and .silo/)"
+            )
         raise ConfigError(f"{project}: project directory does not exist")
     candidates = list(_candidates(project))
     if len(candidates) > 1:
