@@ -9,7 +9,6 @@ later call changed.
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +35,9 @@ LISTED_CALLS = 10  # inserted, dropped or error-flipped calls named
 # Above this many (baseline x run) calls between the shared start and end, the
 # alignment is positional: the LCS is quadratic in the worst case.
 ALIGN_LIMIT = 4_000_000
+# Myers' algorithm costs about (edits squared) steps and memory: beyond this many
+# inserted plus dropped calls the middle of the paths is aligned by position.
+MAX_EDITS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +179,7 @@ def _pair_by_tool(
     dropped: list[Call],
     inserted: list[Call],
 ) -> None:
-    tools = difflib.SequenceMatcher(None, [c.tool for c in old], [c.tool for c in new], False)
-    for tag, i1, i2, j1, j2 in tools.get_opcodes():
+    for tag, i1, i2, j1, j2 in lcs_opcodes([c.tool for c in old], [c.tool for c in new]):
         if tag == "equal":
             pairs.extend(zip(old[i1:i2], new[j1:j2], strict=True))
         else:
@@ -186,9 +187,12 @@ def _pair_by_tool(
             inserted.extend(new[j1:j2])
 
 
-def _opcodes(a: list[Any], b: list[Any]) -> list[tuple[str, int, int, int, int]]:
-    """difflib opcodes, with the shared start and end taken off first (cheap, and the
-    usual case: one change somewhere in a long path)."""
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(a: list[Any], b: list[Any]) -> list[Opcode]:
+    """Opcodes of a longest common subsequence, with the shared start and end taken
+    off first (cheap, and the usual case: one change somewhere in a long path)."""
     shorter = min(len(a), len(b))
     start = 0
     while start < shorter and a[start] == b[start]:
@@ -197,18 +201,96 @@ def _opcodes(a: list[Any], b: list[Any]) -> list[tuple[str, int, int, int, int]]
     while end < shorter - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
         end += 1
     mid_a, mid_b = a[start : len(a) - end], b[start : len(b) - end]
-    out: list[tuple[str, int, int, int, int]] = []
+    out: list[Opcode] = []
     if start:
         out.append(("equal", 0, start, 0, start))
     if len(mid_a) * len(mid_b) > ALIGN_LIMIT:
         out.append(("replace", start, len(a) - end, start, len(b) - end))
     else:
-        matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for tag, i1, i2, j1, j2 in lcs_opcodes(mid_a, mid_b):
             out.append((tag, i1 + start, i2 + start, j1 + start, j2 + start))
     if end:
         out.append(("equal", len(a) - end, len(a), len(b) - end, len(b)))
     return out
+
+
+def lcs_opcodes(a: Sequence[Any], b: Sequence[Any]) -> list[Opcode]:
+    """``equal`` runs along a longest common subsequence of ``a`` and ``b`` and
+    ``replace``/``delete``/``insert`` gaps between them, in difflib's opcode shape.
+
+    difflib.SequenceMatcher is not an LCS (it anchors on the longest contiguous
+    block and recurses), and on tool paths it pairs fewer calls than a true
+    alignment. This is Myers' O((N+M)D) shortest edit script, which keeps exactly
+    an LCS; past MAX_EDITS edits the two are aligned by position instead.
+    """
+    matches = _lcs_matches(a, b)
+    if matches is None:
+        return [_gap(0, len(a), 0, len(b))] if a or b else []
+    out: list[Opcode] = []
+    i = j = 0
+    run_start: tuple[int, int] | None = None
+    for x, y in [*matches, (len(a), len(b))]:
+        if run_start is not None and (x, y) != (i, j):
+            out.append(("equal", run_start[0], i, run_start[1], j))
+            run_start = None
+        if (x, y) != (i, j):
+            out.append(_gap(i, x, j, y))
+        if (x, y) == (len(a), len(b)):
+            break
+        if run_start is None:
+            run_start = (x, y)
+        i, j = x + 1, y + 1
+    if run_start is not None:
+        out.append(("equal", run_start[0], i, run_start[1], j))
+    return out
+
+
+def _gap(i1: int, i2: int, j1: int, j2: int) -> Opcode:
+    tag = "replace" if i1 < i2 and j1 < j2 else "delete" if i1 < i2 else "insert"
+    return (tag, i1, i2, j1, j2)
+
+
+def _lcs_matches(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]] | None:
+    """The (i, j) pairs of a longest common subsequence, in order; None past MAX_EDITS."""
+    n, m = len(a), len(b)
+    frontier: dict[int, int] = {1: 0}  # diagonal k = x - y -> furthest x reached
+    trace: list[dict[int, int]] = []
+    for d in range(min(n + m, MAX_EDITS) + 1):
+        trace.append(dict(frontier))
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and frontier[k - 1] < frontier[k + 1]):
+                x = frontier[k + 1]  # a step down: b[y - 1] inserted
+            else:
+                x = frontier[k - 1] + 1  # a step right: a[x - 1] dropped
+            y = x - k
+            while x < n and y < m and a[x] == b[y]:
+                x, y = x + 1, y + 1
+            frontier[k] = x
+            if x >= n and y >= m:
+                return _backtrack(trace, n, m)
+    return None
+
+
+def _backtrack(trace: list[dict[int, int]], n: int, m: int) -> list[tuple[int, int]]:
+    """Walk the edit rounds back from (n, m): each round's diagonal run is matches."""
+    matches: list[tuple[int, int]] = []
+    x, y = n, m
+    for d in range(len(trace) - 1, 0, -1):
+        frontier = trace[d]
+        k = x - y
+        down = k == -d or (k != d and frontier[k - 1] < frontier[k + 1])
+        previous_k = k + 1 if down else k - 1
+        previous_x = frontier[previous_k]
+        previous_y = previous_x - previous_k
+        while x > previous_x and y > previous_y:
+            x, y = x - 1, y - 1
+            matches.append((x, y))
+        x, y = previous_x, previous_y
+    while x > 0 and y > 0:  # round 0: the shared start
+        x, y = x - 1, y - 1
+        matches.append((x, y))
+    matches.reverse()
+    return matches
 
 
 def _first_divergence(pairs: Sequence[tuple[Call, Call]]) -> list[Note]:

@@ -16,7 +16,6 @@ from silo_regress.cli.common import (
     out,
     parse_refs,
     project_config,
-    warn,
 )
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report, start_history
@@ -24,6 +23,7 @@ from silo_regress.errors import InputError, UsageError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
+    from silo_regress.judging.outcome import Invocation
     from silo_regress.judging.targets import Target
     from silo_regress.project.config import Config
     from silo_regress.runs.index import Run, RunIndex
@@ -69,6 +69,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     except NoProjectError as exc:
         if not options.allow_no_runs:
             raise
+        _refuse_baselines_elsewhere(g.project, exc.message.split(";")[0], excluding=None)
         out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
     chosen_shard = None
@@ -99,6 +100,14 @@ def run_check(g: Globals, options: CheckOptions) -> int:
     if options.allow_no_runs and not index.by_task:
         # A name that maps to no task needs no run to be judged: it fails a fresh clone too.
         targets = [t for t in select_targets(config, index, source) if t.refused]
+        if not targets and config.source is None and not os.path.lexists(config.baselines_dir):
+            # A project only by its runs directory: its baselines may be elsewhere.
+            _refuse_baselines_elsewhere(
+                config.project,
+                f"project {config.project} has no config file and no "
+                f"{config.relative(config.baselines_dir)}/",
+                excluding=None,
+            )
         if not targets:
             out(
                 f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
@@ -111,12 +120,21 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         note = _nothing_to_check(config, source)
         if not options.allow_no_runs:
             raise InputError(note)
+        _refuse_baselines_elsewhere(
+            config.project,
+            f"project {config.project} has no baselines under "
+            f"{config.relative(config.baselines_dir)}/ ({source.label})",
+            excluding=config.baselines_dir,
+        )
         out(f"silo-regress: {note} (--allow-no-runs)\n")
         return 0
     if options.allow_no_runs:
         targets = _with_runs(config, index, targets)
-    if not refs and chosen_shard is None:
-        _name_unbaselined(config, index, targets)
+    uncovered = None
+    if not refs and chosen_shard is None:  # named tasks or a shard: the rest is not theirs
+        from silo_regress.judging.coverage import find_uncovered
+
+        uncovered = find_uncovered(config, index, targets)
     if chosen_shard is not None:
         from silo_regress.judging.sharding import select_shard
 
@@ -139,6 +157,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             runs=runs,
             inputs=inputs,
             allow_stale=options.allow_stale,
+            # The runs check --run just made were made by --agent: judge them by it.
+            agent=options.agent if options.run_first else None,
         )
         for runs in (pinned if pinned is not None else [None])
     ]
@@ -152,6 +172,9 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:
         report = replace(report, hook=running_hook(os.environ))
+    report = replace(report, invocation=invocation_of(g, config, options))
+    if uncovered:
+        report = replace(report, uncovered=uncovered)
     emit_report(
         report,
         options.report_format,
@@ -173,19 +196,30 @@ def _nothing_to_check(config: Config, source: BaselineSource) -> str:
     )
 
 
-def _name_unbaselined(config: Config, index: RunIndex, targets: list[Target]) -> None:
-    """One line naming the tasks that have runs but no baseline: check skips them."""
-    covered = {t.key for t in targets if t.key is not None}
-    covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # named already
-    loose = [f"{e}/{t}" for e, t in index.task_keys() if (e, t) not in covered]
-    if not loose:
+def _refuse_baselines_elsewhere(scope: Path, what: str, *, excluding: Path | None) -> None:
+    """--allow-no-runs passes a check with nothing to compare only when there is truly
+    nothing: baselines anywhere below the hook's directory mean the hook is pointed at
+    the wrong place (a monorepo without --project), and passing would be a lie."""
+    from silo_regress.errors import ConfigError
+    from silo_regress.project.survey import find_baselines_below
+
+    found = find_baselines_below(scope, excluding=excluding)
+    if not found:
         return
-    shown = ", ".join(loose[:10]) + (f" and {len(loose) - 10} more" if len(loose) > 10 else "")
-    count = len(loose)
-    warn(
-        f"{count} task{'s' * (count != 1)} with runs but no baseline, not checked: {shown} "
-        "(record them with `silo-regress record TASK`)"
+    shown = [_from_here(scope, f.baselines) + "/" for f in found]
+    projects = list(dict.fromkeys(_from_here(scope, f.project) for f in found))
+    listed = ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+    raise ConfigError(
+        f"{what}, but baselines lie below {_from_here(scope, Path('.'))}/ in {listed}; "
+        f"--allow-no-runs passes only where there are no baselines at all: give the check "
+        f"--project {projects[0]} (in .pre-commit-config.yaml: args: [--project, {projects[0]}])"
     )
+
+
+def _from_here(scope: Path, relative: object) -> str:
+    """``scope / relative`` as a path that works from the current directory."""
+    text = os.path.relpath(os.path.join(os.path.abspath(scope), str(relative)))
+    return text.replace(os.sep, "/")
 
 
 def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:
@@ -202,6 +236,40 @@ def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[T
             "not compared (--allow-no-runs)\n"
         )
     return kept
+
+
+def invocation_of(g: Globals, config: Config, options: CheckOptions) -> Invocation:
+    """How check was run, for next steps that work pasted where they were printed: the
+    -C DIR as the user wrote it (only when their directory is outside the project, where
+    a command without it would find no project), paths from their directory, and the
+    rollout options."""
+    from silo_regress.judging.outcome import Invocation
+
+    here = _reach(config.project)
+    # Inside the project (here is "." or "../.."), a command finds it by walking up.
+    outside = any(part not in (".", "..") for part in here.split("/"))
+    return Invocation(
+        project=str(g.project) if g.explicit and outside else None,
+        here="" if here == "." else here,
+        baselines=posix_join(here, config.relative(config.baselines_dir)),
+        agent=options.agent,
+        timeout=options.timeout,
+    )
+
+
+def _reach(directory: Path) -> str:
+    """``directory`` from the current one: relative when that is short, else absolute."""
+    try:
+        text = os.path.relpath(directory).replace(os.sep, "/")
+    except (OSError, ValueError):  # the current directory is gone, or another drive
+        return str(directory)
+    return str(directory) if text.count("../") > 2 else text
+
+
+def posix_join(head: str, tail: str) -> str:
+    import posixpath
+
+    return posixpath.normpath(posixpath.join(head, tail))
 
 
 def running_hook(environ: Mapping[str, str]) -> Hook | None:

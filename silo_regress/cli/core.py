@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -395,10 +396,21 @@ def fmt(
 # --- status -------------------------------------------------------------------
 
 
+class StatusFormat(enum.StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
 @app.command()
 @handled
-def status(ctx: typer.Context) -> int:
-    """One row per task: baselines, newest run and its age, verdict, loose ends."""
+def status(
+    ctx: typer.Context,
+    status_format: Annotated[
+        StatusFormat,
+        typer.Option("--format", help="text (a table) or json (one object per task)."),
+    ] = StatusFormat.TEXT,
+) -> int:
+    """One row per task: baselines, newest run, its age and agent, verdict, loose ends."""
     from silo_regress.render.text import render_status
     from silo_regress.reports.overview import build_status
     from silo_regress.runs.cache import index_runs
@@ -422,5 +434,12 @@ def status(ctx: typer.Context) -> int:
         warn(warning)
     for why in result.refused:
         warn(why)
+    if status_format is StatusFormat.JSON:
+        import json
+
+        from silo_regress.render.machine import status_json
+
+        out(json.dumps(status_json(result), indent=2, ensure_ascii=False) + "\n")
+        return 0
     out(render_status(result, color=g.use_color()), colour=g.use_color())
     return 0

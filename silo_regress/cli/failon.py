@@ -15,12 +15,15 @@ if TYPE_CHECKING:
 class FailOn(enum.StrEnum):
     REGRESSION = "regression"
     CHANGE = "change"
+    UNCOVERED = "uncovered"  # any change, and anything the check did not cover
 
 
 def exit_code(report: Report, fail_on: FailOn) -> int:
     """1 when the report holds a failure by the chosen rule, else 0."""
     from silo_regress.judging.outcome import Direction, Verdict
 
+    if fail_on is FailOn.UNCOVERED and report.uncovered:
+        return 1
     passing = {Direction.IMPROVEMENT, Direction.DRIFT} if fail_on is FailOn.REGRESSION else set()
     for outcome in report.outcomes:
         if outcome.ok:

@@ -33,6 +33,7 @@ FailOnOption = Annotated[
         "--fail-on",
         help="What exits 1: any change (default), or only regressions (and mixed "
         "changes); improvements and drift are then reported and pass. Broken runs "
-        "and baselines fail either way.",
+        "and baselines fail either way. 'uncovered': any change, and also tasks, "
+        "artifacts or environments with runs or settings but no baseline.",
     ),
 ]

@@ -183,7 +183,8 @@ def record_repeated(
         error(
             f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
             "would fail at random; make the task deterministic, ignore the varying paths "
-            "(ignore in [tool.silo-regress]), or record anyway with --force. Nothing was recorded"
+            f"({config.location.key('ignore')}), or record anyway with --force. "
+            "Nothing was recorded"
         )
         return int(ExitCode.CHECK_FAILED)
     choices = []
@@ -449,25 +450,26 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _fixes(stability: Stability, config: Config) -> list[str]:
-    """The ``ignore`` line that would make the task stable, and the variants command."""
+    """The ``ignore`` line that would make the task stable, in the task's own table (a
+    table's key replaces the inherited list, so the line holds all of it), and the
+    variants command."""
     import json
 
-    patterns = [p.text for p in config.ignore]
+    from silo_regress.project.config import task_table
+
+    task = stability.task
+    settings = config.task_settings(task.ref, environment=task.environment)
+    patterns = [p.text for p in settings.ignore]
     patterns += [p for p in stability.ignore_patterns if p not in patterns]
     quoted = [json.dumps(p, ensure_ascii=False) for p in patterns]
     line = f"    ignore = [{', '.join(quoted)}]\n"
     if len(line) > 100:  # one entry a line, as a TOML array may be written
         line = "    ignore = [\n" + "".join(f"      {q},\n" for q in quoted) + "    ]\n"
+    header = config.location.header(*task_table(task.task_id, task.environment))
     return [
-        f"  to make it stable, ignore what varies ({_config_place(config)}):\n",
+        f"  to make it stable, ignore what varies (in {config.location.path}):\n",
+        f"    {header}\n",
         line,
         "  or accept every distinct result as a variant:\n",
         f"    silo-regress record --repeat {stability.expected} --variants {stability.task.ref}\n",
     ]
-
-
-def _config_place(config: Config) -> str:
-    if config.source is None:
-        return "[tool.silo-regress] in pyproject.toml"
-    name = config.relative(config.source)
-    return name if config.source.name != "pyproject.toml" else f"[tool.silo-regress] in {name}"

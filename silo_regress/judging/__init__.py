@@ -10,5 +10,6 @@
 - :mod:`.refusals`: the verdict of a file named like a baseline that names no task;
 - :mod:`.judge`: the newest run of each target against its baselines;
 - :mod:`.repeats`: one report from N judged rollouts of each task;
+- :mod:`.coverage`: what a check did not judge (runs, artifacts, environments);
 - :mod:`.sharding`: the checked tasks split into N shards for a CI matrix.
 """

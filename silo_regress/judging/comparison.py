@@ -19,14 +19,15 @@ from silo_regress.canon.prefilter import might_be_volatile
 from silo_regress.errors import InputError
 from silo_regress.judging.context import TargetContext
 from silo_regress.judging.direction import Scores
-from silo_regress.judging.outcome import Outcome, Verdict
-from silo_regress.project.config import Config, TaskSettings
+from silo_regress.judging.outcome import ConfigLine, Outcome, Verdict
+from silo_regress.project.config import Config, TaskSettings, task_table
 from silo_regress.runs.derived import is_derived
 from silo_regress.runs.index import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
 from silo_regress.store.baselines import Baseline
 from silo_regress.system.fsio import FileError
 
 if TYPE_CHECKING:
+    from silo_regress.canon.volatile import Finding
     from silo_regress.runs.provenance import Provenance
 
 
@@ -141,9 +142,14 @@ def compare_artifact(
         if findings:
             return outcome(
                 Verdict.VOLATILE,
-                detail=_describe(findings, context.baseline_path(baseline)),
+                detail=_describe(
+                    findings,
+                    context.baseline_path(baseline),
+                    place=_task_place(config, baseline, context),
+                ),
                 baseline_text=baseline_bytes,
                 run_text=run_text,
+                remedy=_volatile_fix(config, baseline, context, settings, findings),
             )
         return outcome(Verdict.MATCH, baseline_text=baseline_bytes, run_text=run_text)
     shown = source.display_path(baseline)
@@ -163,9 +169,10 @@ def compare_artifact(
     if findings:
         return outcome(
             Verdict.VOLATILE,
-            detail=_describe(findings, shown),
+            detail=_describe(findings, shown, place=_task_place(config, baseline, context)),
             baseline_text=baseline_bytes,
             run_text=run_text,
+            remedy=_volatile_fix(config, baseline, context, settings, findings),
         )
     base_doc = apply_task_ignores(settings, base_doc, artifact)
     if base_doc.text == run_text:
@@ -217,7 +224,7 @@ def apply_task_ignores(settings: TaskSettings, doc: Document, artifact: str) -> 
     return Document(value=value, text=serialize(value))
 
 
-def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) -> list[str]:
+def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) -> list[Finding]:
     if not might_be_volatile(doc.text):
         return []
     # The baseline is judged by the clock of the run it is compared with: a
@@ -226,14 +233,44 @@ def _findings(settings: TaskSettings, doc: Document, artifact: str, run: Run) ->
     from silo_regress.runs.clock import clock_of  # only once a volatile hint is seen
 
     clock = clock_of(run)
-    found = scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
-    return [f"{f.pointer} ({f.reason})" for f in found]
+    return list(
+        scan_volatile(doc.value, artifact=artifact, clock=clock, exempt=settings.scan_exempt)
+    )
 
 
-def _describe(findings: Sequence[str], where: str | None) -> str:
+def _task_place(config: Config, baseline: Baseline, context: TargetContext) -> str:
+    """The task's own table, where a per-task ``ignore`` or ``volatile-exempt`` goes."""
+    return config.location.place(*task_table(baseline.ref.task_id, context.environment))
+
+
+def _volatile_fix(
+    config: Config,
+    baseline: Baseline,
+    context: TargetContext,
+    settings: TaskSettings,
+    findings: Sequence[Finding],
+) -> tuple[ConfigLine, ...]:
+    """The task's own ``ignore`` and ``volatile-exempt`` lines that would settle it: each the
+    whole list, since a table's key replaces the one it inherits."""
+    table = task_table(baseline.ref.task_id, context.environment)
+    location = config.location
+    found = [f"{baseline.artifact}:{f.pointer}" for f in findings]
+    lines = []
+    for key, current in (
+        ("ignore", settings.ignore),
+        ("volatile-exempt", settings.volatile_exempt),
+    ):
+        values = [p.text for p in current]
+        values += [v for v in dict.fromkeys(found) if v not in values]
+        lines.append(ConfigLine(location.path, location.header(*table), key, tuple(values)))
+    return tuple(lines)
+
+
+def _describe(found: Sequence[Finding], where: str | None, *, place: str) -> str:
+    findings = [f"{f.pointer} ({f.reason})" for f in found]
     head = ", ".join(findings[:5])
     more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
     return (
         f"{where} holds volatile content at {head}{more}; "
-        "exempt or ignore these paths in [tool.silo-regress], or fix the producer"
+        f"exempt or ignore these paths in {place}, or fix the producer"
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from silo_regress.judging.direction import Scores
-from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict
+from silo_regress.judging.outcome import BaselineOrigin, Outcome, Remedy, Verdict
 from silo_regress.project.config import Config, TaskSettings
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.derived import source_file
@@ -106,6 +106,7 @@ class TargetContext:
         run_text: bytes | None = None,
         changes: tuple[Change, ...] = (),
         behaviour: tuple[Note, ...] = (),
+        remedy: Remedy | None = None,
     ) -> Outcome:
         """The outcome of ``baseline`` against this target's run: the judge's one factory.
 
@@ -147,6 +148,7 @@ class TargetContext:
                     match_scores if verdict is Verdict.MATCH and artifact == RESULT_FILE else None
                 ),
                 "repeats": (),
+                "remedy": remedy,
             },
         )
         return outcome

@@ -29,7 +29,14 @@ from silo_regress.judging.comparison import (
 )
 from silo_regress.judging.context import TargetContext, origin_of, run_path
 from silo_regress.judging.direction import Scores, compare_scores, read_scores
-from silo_regress.judging.outcome import BaselineOrigin, Direction, Outcome, Report, Verdict
+from silo_regress.judging.outcome import (
+    BaselineOrigin,
+    Direction,
+    Outcome,
+    Report,
+    StaleInputs,
+    Verdict,
+)
 from silo_regress.judging.plainmatch import plain_matches
 from silo_regress.judging.targets import Target, describe_ambiguous, select_targets
 from silo_regress.project.config import Config, TaskSettings
@@ -71,6 +78,7 @@ def check(
     allow_stale: bool = False,
     workers: int | None = None,
     fast_lane: bool | None = None,
+    agent: str | None = None,
 ) -> Report:
     """Compare the newest run of every selected task with its baselines.
 
@@ -82,6 +90,8 @@ def check(
     ``fast_lane`` (default: :func:`fast_lane_default`) lets a target whose every artifact
     plainly matches be judged in one pass (:mod:`silo_regress.judging.plainmatch`);
     without it every target is judged the full way, to the same report.
+    ``agent`` is the --agent the runs were just made with (``check --run --agent``):
+    they are judged against it, not the configured agent.
     """
     if targets is None:
         targets = select_targets(config, index, source, refs)
@@ -103,6 +113,7 @@ def check(
             wrong_version=wrong_version,
             origin=origin,
             fast_lane=lane,
+            agent=agent,
         )
 
     if workers is None:
@@ -167,6 +178,7 @@ def _judge_targets(
     wrong_version: str | None,
     origin: BaselineOrigin,
     fast_lane: bool,
+    agent: str | None = None,
 ) -> tuple[list[Outcome], list[str]]:
     """The outcomes of ``targets``, in order, and the warnings judging them gave."""
     outcomes: list[Outcome] = []
@@ -213,7 +225,7 @@ def _judge_targets(
         if run is not None and inputs is not None:
             from silo_regress.runs.freshness import judge_run
 
-            fresh = judge_run(config, run, inputs, ref=target.ref)
+            fresh = judge_run(config, run, inputs, ref=target.ref, agent=agent)
         if fresh is not None:
             notes.extend(fresh.warnings)
         result = read_result(config, run) if run is not None else None
@@ -336,9 +348,10 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
     return replace(
         outcome,
         verdict=Verdict.STALE_RUN,
-        detail=fresh.describe(),
+        detail=fresh.describe(advice=False),  # the report's next steps say how, once
         changes=(),
         behaviour=(),
+        remedy=StaleInputs(fresh.stale.changed),
     )
 
 

@@ -21,11 +21,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BaselineOrigin",
+    "ConfigLine",
     "Direction",
     "Hook",
+    "Invocation",
     "Outcome",
     "Report",
     "SourceKind",
+    "StaleInputs",
+    "Uncovered",
     "Verdict",
 ]
 
@@ -76,6 +80,38 @@ WORKING_TREE = BaselineOrigin(SourceKind.WORKING_TREE, "working tree")
 
 
 @dataclass(frozen=True)
+class ConfigLine:
+    """One config key a fix sets, in the table where it belongs (the task's own)."""
+
+    file: str  # the config file, as the user sees it
+    header: str | None  # the table's TOML header; None: the top level of the file
+    key: str  # "ignore" or "volatile-exempt"
+    values: tuple[str, ...]  # the whole list: a table's key replaces the inherited one
+
+
+@dataclass(frozen=True)
+class StaleInputs:
+    """The inputs whose content differs from what the run was made from."""
+
+    changed: tuple[str, ...]
+
+
+# What the judge knew that a verdict's next step needs, typed so no renderer parses prose.
+Remedy = tuple[ConfigLine, ...] | StaleInputs
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How the command was run, so its advice works pasted where it was printed."""
+
+    project: str | None = None  # the -C DIR the user gave, when commands need it
+    here: str = ""  # the project directory from the user's directory ("" when it is that)
+    baselines: str = "baselines"  # the baselines directory, from the user's directory
+    agent: str | None = None  # --agent, repeated in every command that starts Silo
+    timeout: float | None = None  # --timeout, likewise
+
+
+@dataclass(frozen=True)
 class Outcome:
     """The verdict for one artifact of one task.
 
@@ -105,6 +141,7 @@ class Outcome:
     # check --run --repeat N: the rollouts (1..N) this outcome stands for, every one of
     # which gave this artifact the same verdict and bytes; () for a check of one run.
     repeats: tuple[int, ...] = ()
+    remedy: Remedy | None = None  # what the next step needs (volatile, stale-run)
 
     @property
     def ok(self) -> bool:
@@ -140,6 +177,18 @@ class Hook(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class Uncovered:
+    """What a check did not judge: runs and settings that no baseline answers for."""
+
+    tasks: tuple[str, ...] = ()  # ENV/TASK with runs but no baseline
+    artifacts: tuple[tuple[str, str], ...] = ()  # (ENV/TASK, artifact) configured, no baseline
+    environments: tuple[str, ...] = ()  # environments with runs that no baseline names
+
+    def __bool__(self) -> bool:
+        return bool(self.tasks or self.artifacts or self.environments)
+
+
+@dataclass(frozen=True)
 class Report:
     outcomes: tuple[Outcome, ...]
     warnings: tuple[str, ...] = ()
@@ -147,6 +196,8 @@ class Report:
     shard: tuple[int, int] | None = None  # (K, N) of check --shard K/N
     repeat: int | None = None  # N of check --run --repeat N (2 or more)
     hook: Hook | None = None  # the hook this check ran in, when it knows
+    invocation: Invocation | None = None  # how check was run, for the next steps
+    uncovered: Uncovered = Uncovered()  # what check did not judge (check of every task)
 
     @property
     def ok(self) -> bool:

@@ -84,7 +84,9 @@ def select_targets(
                 for hit in hits:
                     chosen[hit] = grouped[hit]
             else:
-                key = index.resolve(ref, default_environment=config.environment)
+                key = index.resolve(
+                    ref, default_environment=config.environment, config=config.location
+                )
                 if key is None or not index.runs_of(*key):
                     if any(_names(ref, spelt) for spelt in refused):
                         continue  # its only file has a refused name: that is its verdict
@@ -98,7 +100,7 @@ def select_targets(
     targets = []
     for ref in sorted(grouped, key=TaskRef.sort_key):
         try:
-            key = index.resolve(ref, default_environment=config.environment)
+            key = index.resolve(ref, default_environment=config.environment, config=config.location)
         except TaskRefError:
             environments = tuple(index.environments_of(ref.task_id))
             targets.append(

@@ -21,6 +21,7 @@ file and key; this module decides which keys exist where.
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import stat
@@ -76,6 +77,54 @@ class NoProjectError(ConfigError):
     def __init__(self, message: str, *, looked_in: tuple[Path, ...]) -> None:
         super().__init__(message)
         self.looked_in = looked_in
+
+
+class ConfigStyle(enum.StrEnum):
+    """How a config file holds the keys."""
+
+    STANDALONE = "standalone"  # silo-regress.toml: the keys at the top level
+    PYPROJECT = "pyproject"  # pyproject.toml: the keys in a [tool.silo-regress] table
+
+
+@dataclass(frozen=True)
+class ConfigLocation:
+    """Where the project's settings live, as every message that names a key says it.
+
+    One value for all of them, so no message tells a silo-regress.toml user to edit
+    ``[tool.silo-regress]``, nor prints a top-level line for a key the project sets
+    per task.
+    """
+
+    path: str  # the file as the user should see it (relative to the project)
+    style: ConfigStyle
+    exists: bool = True  # False: defaults only; the file a setting would go in
+
+    def header(self, *table: str) -> str | None:
+        """The TOML header of ``table`` (("tasks", "crm/TASK-001") -> ``[tasks."crm/TASK-001"]``
+        or ``[tool.silo-regress.tasks."crm/TASK-001"]``); None for the top level of a
+        standalone file, which has no header."""
+        parts = [quote_key(t) for t in table]
+        if self.style is ConfigStyle.PYPROJECT:
+            return "[" + ".".join([SECTION, *parts]) + "]"
+        return "[" + ".".join(parts) + "]" if parts else None
+
+    def place(self, *table: str) -> str:
+        """Where a key of ``table`` goes: ``silo-regress.toml``,
+        ``pyproject.toml [tool.silo-regress]``, ``silo-regress.toml [tasks."crm/TASK-001"]``."""
+        header = self.header(*table)
+        return f"{self.path} {header}" if header else self.path
+
+    def key(self, name: str, *table: str) -> str:
+        """``'environment' in silo-regress.toml`` and the like."""
+        return f"'{name}' in {self.place(*table)}"
+
+    def __str__(self) -> str:
+        return self.place()
+
+
+def task_table(task_id: str, environment: str | None) -> tuple[str, str]:
+    """The table of one task's own settings: ("tasks", "crm-demo/TASK-001")."""
+    return ("tasks", f"{environment}/{task_id}" if environment else task_id)
 
 
 @dataclass(frozen=True)
@@ -172,13 +221,23 @@ class Config:
         """Paths the volatile scan skips: exempted ones, and ignored ones (their key stays)."""
         return self.volatile_exempt + self.ignore
 
+    @functools.cached_property
+    def location(self) -> ConfigLocation:
+        """The config file messages name: the one read, else the one a setting would go in
+        (a project's pyproject.toml when it has one, as `init` would use)."""
+        if self.source is not None:
+            style = (
+                ConfigStyle.PYPROJECT if self.source.name == PYPROJECT else ConfigStyle.STANDALONE
+            )
+            return ConfigLocation(self.relative(self.source), style)
+        if os.path.isfile(self.project / PYPROJECT):
+            return ConfigLocation(PYPROJECT, ConfigStyle.PYPROJECT, exists=False)
+        return ConfigLocation(STANDALONE_NAMES[0], ConfigStyle.STANDALONE, exists=False)
+
     @property
     def where(self) -> str:
         """The config file as a user should see it, for messages that point at a key."""
-        if self.source is None:
-            return "silo-regress.toml"
-        shown = self.relative(self.source)
-        return f"{shown} [{SECTION}]" if self.source.name == PYPROJECT else shown
+        return self.location.place()
 
     @property
     def known_artifacts(self) -> tuple[str, ...]:
@@ -356,6 +415,11 @@ def load_config(project: Path) -> Config:
     """Read the configuration of the project at ``project``; no config file means defaults."""
     project = project.resolve()
     if not project.is_dir():
+        if os.path.lexists(project):
+            raise ConfigError(
+                f"{project}: is a file, not a project directory (--project/-C names the "
+                "directory that holds the project's config, baselines/ and .silo/)"
+            )
         raise ConfigError(f"{project}: project directory does not exist")
     candidates = list(_candidates(project))
     if len(candidates) > 1:

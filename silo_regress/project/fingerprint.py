@@ -71,6 +71,10 @@ class InputSnapshot:
     def digests(self) -> dict[str, str]:
         return dict(self._digests)
 
+    def digest_of(self, path: str) -> str | None:
+        """The SHA-256 of one input, None when it is not among them (no copy made)."""
+        return self._digests.get(path)
+
 
 def fingerprint_of(pairs: Iterable[tuple[str, str]]) -> str:
     """SHA-256 of the sorted (path, content SHA-256) pairs, one ``path NUL digest LF`` each."""

@@ -127,12 +127,12 @@ def _newer_than(index: RunIndex, key: tuple[str, str], run: Run) -> tuple[str, .
 
 
 def _require_key(config: Config, index: RunIndex, ref: TaskRef) -> tuple[str, str]:
-    key = index.resolve(ref, default_environment=config.environment)
+    key = index.resolve(ref, default_environment=config.environment, config=config.location)
     if key is None or not index.runs_of(*key):
         if not index.exists:
             raise TaskRefError(
                 f"{config.relative(index.runs_dir)}: runs directory does not exist "
-                f"(set runs-dir in [tool.silo-regress] or run Silo first)"
+                f"(set {config.location.key('runs-dir')}, or run Silo first)"
             )
         known = ", ".join(f"{e}/{t}" for e, t in index.task_keys()[:10]) or "none"
         raise TaskRefError(
@@ -243,7 +243,7 @@ def prepare(
                 removed=tuple(removed),
             )
         )
-    _refuse_volatile(problems)
+    _refuse_volatile(problems, config=config)
     return recordings
 
 
@@ -258,7 +258,7 @@ def prepare_variants(
     _require_format(config, store)
     problems: list[str] = []
     results = [_vetted(config, run, problems, ref=ref) for run in runs]
-    _refuse_volatile(problems)
+    _refuse_volatile(problems, config=config)
     files: list[RecordedFile] = []
     removed: list[str] = []
     for artifact in _settings(config, ref, runs[-1]).artifacts:
@@ -342,13 +342,14 @@ def _settings(config: Config, ref: TaskRef, run: Run) -> TaskSettings:
     return config.task_settings(ref, environment=run.environment)
 
 
-def _refuse_volatile(problems: Sequence[str]) -> None:
+def _refuse_volatile(problems: Sequence[str], *, config: Config) -> None:
     if problems:
         shown = "; ".join(problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise VolatileContentError(
             f"refusing to record volatile content: {shown}{more}. Exempt the path with "
-            "volatile-exempt or ignore it with ignore in [tool.silo-regress]"
+            f"volatile-exempt or ignore it with ignore in {config.location} (or in the "
+            'task\'s own [tasks."ENV/TASK"] table)'
         )
 
 

@@ -71,6 +71,14 @@ def render_github(report: Report) -> str:
     # The summary names the baselines' source (a shard report's baselineSource.ref
     # in a merge): no line of it may be read as a command either.
     out += _inert(tail)
+    if report.uncovered:
+        from silo_regress.render.summary import uncovered_lines
+
+        # A notice each, outside the inert block: the run summary lists them without
+        # failing the job, and each line is escaped as workflow data.
+        out += [
+            f"::notice title=silo-regress::{escape_data(line)}" for line in uncovered_lines(report)
+        ]
     return "\n".join(out) + "\n"
 
 

@@ -34,13 +34,12 @@ from silo_regress.render.summary import (
     scores_phrase,
     summarize_report,
 )
-from silo_regress.render.wording import one_line, phrase
+from silo_regress.render.wording import ID_CAP, one_line, phrase
 
 if TYPE_CHECKING:
     from silo_regress.reports.history import ScoreHistory
 
 ROW_CAP = 400
-ID_CAP = 12  # ids named per clause of a note; the rest as "and N more"
 
 # (section id, heading, the TaskLine kinds it holds); "other" takes every other kind.
 SECTIONS = (

@@ -189,9 +189,14 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
             "(size limit); the full report is in the job log or the HTML report._",
             "",
         ]
+    if report.uncovered:
+        from silo_regress.render.summary import uncovered_lines
+
+        out += [f"- {cell(line)}" for line in uncovered_lines(report)] + [""]
     for step in advise(report):
         why = step.why[:1].upper() + step.why[1:]
-        out += [f"{cell(why)}:", "", *code_block(step.commands, "sh"), ""]
+        body = code_block(step.lines, "toml") if step.lines else code_block(step.commands, "sh")
+        out += [f"{cell(why)}:", "", *body, ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -136,3 +136,41 @@ def scores_phrase(totals: Totals | None, *, per: str = "task") -> str | None:
         f"{reward(totals.reward_before)} -> {reward(totals.reward_after)} "
         f"over {totals.tasks} {per}{'s' * (totals.tasks != 1)} with results"
     )
+
+
+def uncovered_lines(report: Report) -> list[str]:
+    """One footer line per kind of thing the check did not judge (``Report.uncovered``)."""
+    gaps = report.uncovered
+    out: list[str] = []
+    if gaps.tasks:
+        n = len(gaps.tasks)
+        out.append(
+            f"not covered: {n} task{'s' * (n != 1)} with runs but no baseline: "
+            f"{_listed(gaps.tasks)} (record {'them' if n != 1 else 'it'} with "
+            "`silo-regress record TASK`)"
+        )
+    by_artifact: dict[str, list[str]] = {}
+    for task, artifact in gaps.artifacts:
+        by_artifact.setdefault(artifact, []).append(task)
+    if by_artifact:
+        parts = [
+            f"{artifact} for {len(tasks)} task{'s' * (len(tasks) != 1)} ({_listed(tasks)})"
+            for artifact, tasks in by_artifact.items()
+        ]
+        out.append(
+            f"not covered: configured artifacts with no baseline: {'; '.join(parts)} "
+            "(record them with `silo-regress record TASK`)"
+        )
+    if gaps.environments:
+        n = len(gaps.environments)
+        out.append(
+            f"not covered: {n} environment{'s' * (n != 1)} with runs that no baseline names: "
+            f"{_listed(gaps.environments)} (record ENV/TASK, or set 'environment')"
+        )
+    return out
+
+
+def _listed(items: Iterable[str], *, shown: int = 10) -> str:
+    names = list(items)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more

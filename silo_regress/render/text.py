@@ -117,6 +117,10 @@ def render_text(
     hint = accept_hint(report)
     if hint:
         out.append(hint)
+    if report.uncovered:
+        from silo_regress.render.summary import uncovered_lines
+
+        out += uncovered_lines(report)
     return "\n".join(out) + "\n"
 
 
@@ -327,17 +331,21 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
 
 
 def accept_hint(report: Report) -> str:
-    """The closing advice (render/summary.py), one line per step."""
-    if all(o.verdict is not Verdict.CHANGED for o in report.outcomes):
-        return ""  # nothing to accept: a passing hook never loads the advice
+    """The closing advice (render/advice.py), one line per step; a config step's lines
+    follow it, indented, ready to paste."""
+    if report.ok:
+        return ""  # nothing to do: a passing hook never loads the advice
     from silo_regress.render.advice import advise
 
-    return "\n".join(
-        f"{step.why}: {' && '.join(step.commands)}"
-        if step.chained
-        else f"{step.why}:" + "".join(f"\n  {command}" for command in step.commands)
-        for step in advise(report)
-    )
+    out = []
+    for step in advise(report):
+        if step.lines:
+            out.append(f"{step.why}:" + "".join(f"\n  {line}" for line in step.lines))
+        elif step.chained:
+            out.append(f"{step.why}: {' && '.join(step.commands)}")
+        else:
+            out.append(f"{step.why}:" + "".join(f"\n  {command}" for command in step.commands))
+    return "\n".join(out)
 
 
 # --- record, status -----------------------------------------------------------
@@ -381,22 +389,24 @@ def format_age(seconds: float | None) -> str:
 
 
 def _baseline_names(row: StatusRow) -> str:
-    """``result,state-diff``; an artifact with accepted variants shows how many: ``result(3)``."""
+    """``result.json, state-diff.json``; an artifact with accepted variants says how many:
+    ``result.json: 3 variants``."""
     counts = row.variants or (1,) * len(row.baselines)
-    return ",".join(
-        a.removesuffix(".json") + (f"({n})" if n > 1 else "")
-        for a, n in zip(row.baselines, counts, strict=True)
+    return ", ".join(
+        a + (f": {n} variants" if n > 1 else "") for a, n in zip(row.baselines, counts, strict=True)
     )
 
 
 def render_status(status: Status, *, color: bool = False) -> str:
+    from silo_regress.reports.overview import RowNote
+
     palette = Palette(color)
-    header = ("TASK", "ENVIRONMENT", "BASELINES", "NEWEST RUN", "AGE", "VERDICT", "GIT")
+    header = ("TASK", "ENVIRONMENT", "BASELINES", "NEWEST RUN", "AGE", "AGENT", "VERDICT", "GIT")
     rows = []
     for row in status.rows:
         verdict = row.verdict.value if row.verdict else "-"
         if row.note:
-            verdict = f"{verdict} ({row.note})" if row.verdict else row.note
+            verdict = f"{verdict} ({row.note})" if row.verdict else row.note.value
         rows.append(
             (
                 str(row.task),
@@ -404,32 +414,32 @@ def render_status(status: Status, *, color: bool = False) -> str:
                 _baseline_names(row) or "-",
                 row.newest_run or "-",
                 format_age(row.run_age_seconds),
+                row.agent or "-",
                 verdict,
                 row.git_state or "-",
             )
         )
-    show_git = any(r[6] != "-" for r in rows)
-    columns = header if show_git else header[:-1]
-    table = [columns, *[r[: len(columns)] for r in rows]]
-    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    # Columns nobody has a value in are left out: no git, or no run made by silo-regress.
+    shown = [n for n in range(len(header)) if n not in (5, 7) or any(r[n] != "-" for r in rows)]
+    table = [tuple(r[n] for n in shown) for r in [header, *rows]]
+    verdict_at = shown.index(6)
+    widths = [max(len(r[i]) for r in table) for i in range(len(shown))]
     out = []
     for n, r in enumerate(table):
         line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip()
-        if n and r[5] not in ("match",) and color:
-            line = palette.paint(line, "yellow" if "untracked" in r[5] else "red")
+        if n and r[verdict_at] not in ("match",) and color:
+            no_baseline = r[verdict_at] == RowNote.NO_BASELINE.value
+            line = palette.paint(line, "yellow" if no_baseline else "red")
         out.append(line)
     if not status.rows:
         out.append("(no baselines and no runs)")
-    counts = status.report.summary()
-    untracked = sum(1 for r in status.rows if r.note == "untracked")
-    orphaned = sum(1 for r in status.rows if r.note == "orphaned")
-    refused = sum(1 for r in status.rows if r.note == "refused")
-    tail = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no baselines"
-    loose = f"{untracked} untracked, {orphaned} orphaned" + (f", {refused} refused" * bool(refused))
-    if status.discarded:
-        loose += f", {len(status.discarded)} discarded runs"
+    tail = ", ".join(f"{n} {kind}" for kind, n in status.counts()) or "nothing to show"
     out.append("")
-    out.append(f"{len(status.rows)} tasks: {tail}; {loose}")
+    count = len(status.rows)
+    # Discarded runs are runs, not tasks: a count of their own, apart from the tasks'.
+    gone = len(status.discarded)
+    aside = f"; {gone} discarded run{'s' * (gone != 1)}" if gone else ""
+    out.append(f"{count} task{'s' * (count != 1)}: {tail}{aside}")
     if status.discarded:
         out.append("")
         out.append("discarded (not judged; `silo-regress restore RUN_ID` puts one back):")

@@ -50,6 +50,7 @@ from silo_regress.behaviour.result import is_short
 from silo_regress.canon.canonical import JsonValue
 from silo_regress.canon.jsondiff import Missing, show
 
+ID_CAP = 12  # ids named per clause of a note; the rest as "and N more"
 MARKERS = {
     SegmentKind.SAME: ("", ""),
     SegmentKind.REMOVED: ("[-", "-]"),
@@ -177,15 +178,22 @@ def _ids_sentence(
     verb = _VERBS.get(kind)
     if verb is None:
         parts = [f"+{_id(i)}" for i in gained] + [f"-{_id(i)}" for i in lost]
-        return f"{name}.{kind}: {' '.join(parts or ['same ids, new order'])}"
+        return f"{name}.{kind}: {_capped_ids(parts) if parts else 'same ids, new order'}"
     if not gained and not lost:
         return f"{name}: {verb} the same ids in another order"
     clauses = []
     if lost:
-        clauses.append(f"no longer {verb} {' '.join(_id(i) for i in lost)}")
+        clauses.append(f"no longer {verb} {_capped_ids([_id(i) for i in lost])}")
     if gained:
-        clauses.append(f"now also {verb} {' '.join(_id(i) for i in gained)}")
+        clauses.append(f"now also {verb} {_capped_ids([_id(i) for i in gained])}")
     return f"{name}: {'; '.join(clauses)}"
+
+
+def _capped_ids(ids: list[str]) -> str:
+    """``ID_CAP`` ids, then how many more: a 1,000-row state diff is one short line."""
+    if len(ids) <= ID_CAP:
+        return " ".join(ids)
+    return f"{' '.join(ids[:ID_CAP])} and {len(ids) - ID_CAP} more"
 
 
 def _sentence(note: Note) -> str:

@@ -28,7 +28,7 @@ from silo_regress.errors import GitError, InputError, TaskRefError
 from silo_regress.judging.direction import Scores, read_scores
 from silo_regress.project.config import Config
 from silo_regress.project.taskref import TaskRef
-from silo_regress.reports.overview import Status, StatusRow
+from silo_regress.reports.overview import RowNote, Status, StatusRow
 from silo_regress.store.baselines import (
     MAX_VARIANTS,
     Baseline,
@@ -438,7 +438,7 @@ def mark_git_states(config: Config, status: Status) -> Status:
 
 def _state_of(row: StatusRow, states: Mapping[str, gitio.PathState]) -> str:
     found = {states.get(baseline_relpath(row.task, a)) for a in row.baselines}
-    if None in found and row.note == "refused":
+    if None in found and row.note is RowNote.REFUSED:
         return ""  # a refused name printed with escapes is not the path git knows
     if None in found:
         return "ignored"  # in the working tree, unknown to git: a .gitignore hides it

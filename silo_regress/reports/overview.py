@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from silo_regress.judging.judge import check
 from silo_regress.judging.outcome import Report, Verdict
@@ -29,6 +31,16 @@ _SEVERITY = [
 ]
 
 
+class RowNote(enum.StrEnum):
+    """A task's loose end, in words no other column uses (GIT says "untracked")."""
+
+    NONE = ""
+    NO_BASELINE = "no baseline"  # runs, but no baseline: check does not judge it
+    NO_RUN = "no run"  # baselines, but no run here to judge
+    AMBIGUOUS = "ambiguous"  # an unqualified baseline, runs in several environments
+    REFUSED = "refused"  # files named like baselines whose name maps to no task
+
+
 @dataclass(frozen=True)
 class StatusRow:
     task: TaskRef
@@ -37,12 +49,10 @@ class StatusRow:
     newest_run: str | None
     run_age_seconds: float | None
     verdict: Verdict | None
-    # "", "untracked" (runs, no baseline), "orphaned" (baseline, no run), "ambiguous"
-    # (an unqualified baseline, runs in several environments, none configured) or
-    # "refused" (files named like baselines whose name maps to no task)
-    note: str
+    note: RowNote
     git_state: str = ""
     variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
+    agent: str | None = None  # the agent that made the newest run, from its record
 
 
 @dataclass(frozen=True)
@@ -62,8 +72,21 @@ class Status:
     @property
     def refused(self) -> tuple[str, ...]:
         """Why each file named like a baseline names no task, as check words it."""
-        spelt = {r.task for r in self.rows if r.note == "refused"}
+        spelt = {r.task for r in self.rows if r.note is RowNote.REFUSED}
         return tuple(o.detail or "" for o in self.report.outcomes if o.task in spelt)
+
+    def counts(self) -> tuple[tuple[str, int], ...]:
+        """Tasks per verdict (each task its worst artifact's), then per loose end: every
+        count in tasks, so the numbers add up to the rows."""
+        verdicts: dict[str, int] = {}
+        for row in sorted(self.rows, key=lambda r: _rank(r.verdict)):
+            if row.verdict is not None:
+                verdicts[row.verdict.value] = verdicts.get(row.verdict.value, 0) + 1
+        notes: dict[str, int] = {}
+        for row in self.rows:
+            if row.verdict is None and row.note:
+                notes[row.note.value] = notes.get(row.note.value, 0) + 1
+        return (*verdicts.items(), *notes.items())
 
 
 def build_status(
@@ -95,7 +118,8 @@ def build_status(
                 newest_run=newest.name if newest else None,
                 run_age_seconds=newest.age_seconds(now) if newest else None,
                 verdict=None,
-                note="untracked",
+                note=RowNote.NO_BASELINE,
+                agent=_agent_of(newest.path) if newest else None,
             )
         )
     rows.sort(key=lambda r: (r.task.task_id, r.environment or ""))
@@ -117,7 +141,13 @@ def _tracked_row(
     newest = index.newest(*target.key) if target.key else None
     verdict = max(verdicts, key=_SEVERITY.index) if verdicts else None
     artifacts = [b.artifact for b in target.baselines] + [r.artifact for r in target.refused]
-    note = "ambiguous" if target.ambiguous else "orphaned" if newest is None else ""
+    note = (
+        RowNote.AMBIGUOUS
+        if target.ambiguous
+        else RowNote.NO_RUN
+        if newest is None
+        else RowNote.NONE
+    )
     return StatusRow(
         task=target.ref,
         environment=target.key[0] if target.key else target.ref.environment,
@@ -126,5 +156,18 @@ def _tracked_row(
         newest_run=newest.name if newest else None,
         run_age_seconds=newest.age_seconds(now) if newest else None,
         verdict=verdict,
-        note="refused" if target.refused else note,
+        note=RowNote.REFUSED if target.refused else note,
+        agent=_agent_of(newest.path) if newest else None,
     )
+
+
+def _rank(verdict: Verdict | None) -> int:
+    return _SEVERITY.index(verdict) if verdict is not None else len(_SEVERITY)
+
+
+def _agent_of(run_dir: Path) -> str | None:
+    """The agent the run's provenance record names; None for a run Silo made alone."""
+    from silo_regress.runs.provenance import read_provenance
+
+    record = read_provenance(run_dir)
+    return record.agent if record is not None else None

@@ -369,9 +369,14 @@ def change_json(change: Change) -> dict[str, Any]:
     return item
 
 
-def report_json(report: Report, *, word: Callable[[tuple[Note, ...]], list[str]]) -> dict[str, Any]:
-    """The document of ``report``; ``word`` gives each result's ``behaviour`` lines (the
-    renderers' wording, which lives above this layer)."""
+def report_json(
+    report: Report,
+    *,
+    word: Callable[[tuple[Note, ...]], list[str]],
+    next_steps: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The document of ``report``; ``word`` gives each result's ``behaviour`` lines and
+    ``next_steps`` the closing advice as data (both the renderers', above this layer)."""
     shard: dict[str, Any] = {}
     if report.shard is not None:
         shard["shard"] = {"index": report.shard[0], "count": report.shard[1]}
@@ -402,6 +407,12 @@ def report_json(report: Report, *, word: Callable[[tuple[Note, ...]], list[str]]
             }
             for o in report.outcomes
         ],
+        "nextSteps": next_steps or [],
+        "uncovered": {
+            "tasks": list(report.uncovered.tasks),
+            "artifacts": [{"task": t, "artifact": a} for t, a in report.uncovered.artifacts],
+            "environments": list(report.uncovered.environments),
+        },
     }
 
 

@@ -180,8 +180,11 @@ class _Collector:
         self.exits: dict[int, GroupExit] = {}
         self.known: dict[str, Run] = {}
         self.outcomes: list[RolloutOutcome | None] = [None] * len(rollouts)
-        # Taken once per batch: every rollout is made from the same inputs and commit.
+        # Taken once per batch, before any rollout starts: every rollout is made from
+        # the same inputs and commit, and is checked against them when it ends.
         self.provenance = start_batch(config)
+        with contextlib.suppress(OSError, ProvenanceError):
+            self.provenance.take_before([(r.task.environment, r.agent) for r in rollouts])
 
     def exited(self, index: int, exit_: GroupExit) -> None:
         """Note an exit; settle its task when none of the task's rollouts still runs."""
@@ -216,6 +219,7 @@ class _Collector:
                 task_id=run.task_id,
                 agent=rollout.agent,
                 silo_command=rollout.argv,
+                recheck=True,
             )
             write_provenance(run.path, record)
 

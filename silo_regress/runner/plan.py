@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,7 @@ def plan_tasks(
             raise TaskRefError(
                 f"{baselines}/: cannot tell which environment to run task {target.ref} in "
                 f"(no run under {config.relative(config.runs_dir)}/ names it); set "
-                f"'environment' in [tool.silo-regress], or name it as ENV/{target.ref.task_id}"
+                f"{config.location.key('environment')}, or name it as ENV/{target.ref.task_id}"
             )
         tasks.setdefault(target.key, Task(target.ref, *target.key))
     return list(tasks.values())
@@ -99,7 +100,7 @@ def _targets_of(
     if environment is None:
         raise TaskRefError(
             f"task {ref}: no baseline and no run name it, so its environment is unknown; "
-            f"run it as ENV/{ref.task_id}, or set 'environment' in [tool.silo-regress]"
+            f"run it as ENV/{ref.task_id}, or set {config.location.key('environment')}"
         )
     return [Target(ref=ref, key=(environment, ref.task_id), baselines=())]
 
@@ -190,8 +191,7 @@ HINT = (
 
 def config_place(config: Config) -> str:
     """Where the project's settings live, as messages name it."""
-    name = config.relative(config.source) if config.source else "pyproject.toml"
-    return f"{name} [tool.silo-regress]" if name.endswith("pyproject.toml") else name
+    return config.location.place()
 
 
 def command_place(config: Config, environment: str) -> str:
@@ -202,12 +202,28 @@ def command_place(config: Config, environment: str) -> str:
 
 
 def _require_agent(config: Config, agent: str, *, given: bool, where: str) -> None:
+    """Refuse an agent Silo could not load or a run could not be judged by: one sentence
+    naming it, before anything starts (exit 3)."""
     path = Path(agent) if os.path.isabs(agent) else config.project / agent
-    if not path.is_file():
-        origin = "--agent" if given else f"{where} agent"
+    origin = f"--agent {agent!r}" if given else f"{where} agent {agent!r}"
+    shown = config.relative(path)
+    try:
+        info = os.stat(path)
+    except OSError:
         raise RunnerError(
-            f"{config.relative(path)}: agent file not found ({origin} {agent!r}, "
-            "relative to the project directory)"
+            f"{shown}: agent file not found ({origin}, relative to the project directory "
+            f"{config.project})"
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else kind
+        raise RunnerError(f"{shown}: is {kind}, not an agent file ({origin})")
+    inside = os.path.realpath(path)
+    project = os.path.realpath(config.project)
+    if not inside.startswith(project.rstrip(os.sep) + os.sep):
+        raise RunnerError(
+            f"{shown}: lies outside the project {config.project} ({origin}); a run's agent "
+            "is fingerprinted with the project's inputs, so copy it into the project"
         )
 
 

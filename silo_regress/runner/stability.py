@@ -1,7 +1,8 @@
 """Stability of repeats: do a task's repeated rollouts leave the same canonical artifacts?
 
-Ignored paths (``ignore`` in config) are replaced by their placeholder first, as
-``check`` does, and the paths that vary are found with the structural diff.
+Ignored paths (``ignore`` in config, the task's own table first) are replaced by
+their placeholder first, as ``check`` does, and the paths that vary are found with
+the structural diff.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from silo_regress.canon.canonical import JsonValue, apply_ignores, canonicalize,
 from silo_regress.canon.jsondiff import MISSING, Missing, diff_values, resolve
 from silo_regress.canon.pointer import split_pointer
 from silo_regress.errors import InputError
-from silo_regress.project.config import Config
+from silo_regress.project.config import Config, TaskSettings
 from silo_regress.runner.batch import Batch
 from silo_regress.runner.plan import Task
 from silo_regress.runs.index import Run, read_artifact
@@ -97,21 +98,24 @@ def assess(config: Config, batch: Batch, tasks: Sequence[Task], *, repeat: int) 
 
 
 def _assess_task(config: Config, task: Task, runs: Sequence[Run], repeat: int) -> Stability:
+    # The task's own artifacts and ignore, as check judges it: a path the task's table
+    # ignores cannot make it flaky.
+    settings = config.task_settings(task.ref, environment=task.environment)
     complete: list[tuple[Run, dict[str, tuple[bytes, Any]]]] = []
     broken: list[Run] = []
     for run in runs:
-        docs = _canonical_artifacts(config, run)
+        docs = _canonical_artifacts(config, settings, run)
         if docs is None:
             broken.append(run)
         else:
             complete.append((run, docs))
     variations: list[Variation] = []
-    for artifact in config.artifacts:
+    for artifact in settings.artifacts:
         texts = {docs[artifact][0] for _, docs in complete}
         if len(texts) > 1:
             values = [docs[artifact][1] for _, docs in complete]
             variations.extend(_variations(artifact, values))
-    distinct = len({tuple(d[a][0] for a in config.artifacts) for _, d in complete})
+    distinct = len({tuple(d[a][0] for a in settings.artifacts) for _, d in complete})
     return Stability(
         task=task,
         expected=repeat,
@@ -122,9 +126,11 @@ def _assess_task(config: Config, task: Task, runs: Sequence[Run], repeat: int) -
     )
 
 
-def _canonical_artifacts(config: Config, run: Run) -> dict[str, tuple[bytes, Any]] | None:
+def _canonical_artifacts(
+    config: Config, settings: TaskSettings, run: Run
+) -> dict[str, tuple[bytes, Any]] | None:
     docs: dict[str, tuple[bytes, Any]] = {}
-    for artifact in config.artifacts:
+    for artifact in settings.artifacts:
         try:
             data = read_artifact(run, artifact, trace_events=config.trace_events)
         except IncompleteTraceError:  # a broken rollout, counted as such
@@ -135,7 +141,7 @@ def _canonical_artifacts(config: Config, run: Run) -> dict[str, tuple[bytes, Any
             doc = canonicalize(data, source=config.relative(run.path / artifact))
         except InputError:
             return None
-        value = apply_ignores(doc.value, artifact=artifact, ignore=config.ignore)
+        value = apply_ignores(doc.value, artifact=artifact, ignore=settings.ignore)
         docs[artifact] = (doc.text if value is doc.value else serialize(value), value)
     return docs
 

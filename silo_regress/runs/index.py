@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from silo_regress.errors import InputError, TaskRefError
-from silo_regress.project.config import DEFAULT_TRACE_EVENTS
+from silo_regress.project.config import DEFAULT_TRACE_EVENTS, ConfigLocation
 from silo_regress.project.taskref import TaskRef, unsafe_reason
 from silo_regress.runs.derived import is_derived
 from silo_regress.system.fsio import FileError, StatKey, read_keyed, read_regular
@@ -177,11 +177,18 @@ class RunIndex:
                     return self._run(key, row)
         return None
 
-    def resolve(self, ref: TaskRef, *, default_environment: str | None) -> Key | None:
+    def resolve(
+        self,
+        ref: TaskRef,
+        *,
+        default_environment: str | None,
+        config: ConfigLocation | None = None,
+    ) -> Key | None:
         """The (environment, task id) a ref means, or None when no run names it.
 
         Raises :class:`TaskRefError` when an unqualified ref matches runs of
-        several environments and none is configured.
+        several environments and none is configured; ``config`` is where the
+        message says to configure one.
         """
         if ref.environment is not None:
             return (ref.environment, ref.task_id)
@@ -192,7 +199,7 @@ class RunIndex:
             raise TaskRefError(
                 f"task {ref.task_id} has runs in several environments "
                 f"({', '.join(environments)}); name one, e.g. {environments[0]}/{ref.task_id}, "
-                "or set 'environment' in [tool.silo-regress]"
+                f"or set {config.key('environment') if config else 'environment in the config'}"
             )
         return (environments[0], ref.task_id) if environments else None
 

@@ -56,6 +56,9 @@ class Provenance:
     tool_version: str = __version__
     version: int = PROVENANCE_VERSION
     created_at: str | None = None
+    # Inputs whose content differed after the rollout from before it started (the agent
+    # switched mid-run): no single set of inputs made the run, so it vouches for none.
+    changed_while_running: tuple[str, ...] = ()
 
     def to_json(self) -> bytes:
         document = {
@@ -72,6 +75,8 @@ class Provenance:
             "dirty": self.dirty,
             "createdAt": self.created_at,
         }
+        if self.changed_while_running:
+            document["inputsChangedWhileRunning"] = list(self.changed_while_running)
         return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     @property
@@ -245,6 +250,9 @@ def _parse(document: dict[str, Any], *, skip_inputs: bool = False) -> Provenance
     if dirty is not None and not isinstance(dirty, bool):
         raise ValueError("'dirty' must be true or false")
     tool = text("tool") or "silo-regress ?"
+    moved = document.get("inputsChangedWhileRunning", [])
+    if not isinstance(moved, list) or not all(isinstance(m, str) and m for m in moved):
+        raise ValueError("'inputsChangedWhileRunning' must be a list of paths")
     return Provenance(
         environment=str(text("environment", optional=False)),
         task_id=str(text("taskId", optional=False)),
@@ -258,6 +266,7 @@ def _parse(document: dict[str, Any], *, skip_inputs: bool = False) -> Provenance
         tool_version=tool.rpartition(" ")[2],
         version=int(document.get("version") or PROVENANCE_VERSION),
         created_at=text("createdAt"),
+        changed_while_running=tuple(moved),
     )
 
 
@@ -278,6 +287,26 @@ class ProvenanceContext:
             self._snapshots[globs] = working_tree_snapshot(self.config.project, globs)
         return self._snapshots[globs]
 
+    def take_before(self, rollouts: Sequence[tuple[str, str | None]]) -> None:
+        """Fingerprint the inputs of every (environment, agent) before any rollout starts:
+        a record must name the inputs a run started from, not those found once it ended."""
+        for environment, agent in dict.fromkeys(rollouts):
+            globs = inputs_for_agent(self.config, environment=environment, agent=agent)
+            if globs:
+                self.snapshot(globs)
+            shown = normalize_agent(agent)
+            if shown is not None:
+                self.snapshot((shown,))
+
+    def changed_since(self, globs: tuple[str, ...]) -> tuple[str, ...]:
+        """The inputs whose content differs now from the snapshot taken before."""
+        before = self.snapshot(globs)
+        after = working_tree_snapshot(self.config.project, globs)
+        if after.fingerprint == before.fingerprint:
+            return ()
+        then, now = before.digests(), after.digests()
+        return tuple(sorted(p for p in set(then) | set(now) if then.get(p) != now.get(p)))
+
     def record_for(
         self,
         *,
@@ -285,14 +314,22 @@ class ProvenanceContext:
         task_id: str,
         agent: str | None,
         silo_command: Sequence[str],
+        recheck: bool = False,
     ) -> Provenance:
-        """The record of one rollout of ``environment/task_id`` made by ``agent``."""
+        """The record of one rollout of ``environment/task_id`` made by ``agent``.
+
+        The inputs are those snapshotted first (see :meth:`take_before`); with
+        ``recheck`` (the rollout has ended) they are read again, and any that
+        changed meanwhile are named in the record, which then vouches for nothing."""
         globs = inputs_for_agent(self.config, environment=environment, agent=agent)
         snapshot = self.snapshot(globs) if globs else None
         agent_sha = None
         shown = normalize_agent(agent)
         if shown is not None:
-            agent_sha = self.snapshot((shown,)).digests().get(shown)
+            agent_sha = self.snapshot((shown,)).digest_of(shown)
+        moved = self.changed_since(globs) if recheck and globs else ()
+        if recheck and shown is not None and not moved:
+            moved = self.changed_since((shown,))
         return Provenance(
             environment=environment,
             task_id=task_id,
@@ -304,6 +341,7 @@ class ProvenanceContext:
             commit=self.commit,
             dirty=self.dirty,
             created_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            changed_while_running=moved,
         )
 
 

@@ -578,3 +578,14 @@ def read_tracked_blobs(repo: Repository, shas: Mapping[str, str]) -> list[bytes 
     """The blobs ``shas`` names (path from the top -> object id), in that order: from
     the working tree where a file hashes to its object id, else from git."""
     return worktree_blobs(repo.root, shas, ask_git=lambda names: read_blobs(repo, names))
+
+
+def list_files_below(directory: Path, *, environment: Mapping[str, str] | None = None) -> list[str]:
+    """Every file git tracks or would track (staged, committed, untracked but not
+    ignored) at or below ``directory``, relative to it with "/" separators; GitError
+    when ``directory`` is in no git repository."""
+    env = dict(environment) if environment is not None else _environment()
+    out = _run(
+        directory, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], env=env
+    ).stdout
+    return sorted({_decode_path(p) for p in out.split(b"\0") if p})

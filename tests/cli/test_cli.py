@@ -361,7 +361,7 @@ def test_every_help_page_has_readable_placeholders(project: SiloProject) -> None
         assert not found, (name, found)
     check = " ".join(pages["check"].stdout.split())
     assert "--format [text|json|junit|github|markdown|html]" in check
-    assert "-o, --output FILE" in check and "--fail-on [regression|change]" in check
+    assert "-o, --output FILE" in check and "--fail-on [regression|change|uncovered]" in check
     assert "-j, --jobs N Rollouts at a time, at least 1" in check
     assert "--timeout SECONDS Seconds per rollout (at least 0.001)" in check
     assert "--project DIR" in pages[""].stdout and "--color WHEN" in pages[""].stdout
@@ -392,8 +392,10 @@ def test_check_names_tasks_with_runs_but_no_baseline_in_one_line(project: SiloPr
     project.add_run("TASK-008", env="crm-east")
     result = project.cli("check")
     assert result.exit_code == 0  # they are not failures: nothing was promised for them
-    assert result.stderr == (
-        "silo-regress: warning: 2 tasks with runs but no baseline, not checked: "
-        "crm-east/TASK-008, crm-west/TASK-007 (record them with `silo-regress record TASK`)\n"
+    assert result.stdout.endswith(
+        "not covered: 1 task with runs but no baseline: crm-west/TASK-007 "
+        "(record it with `silo-regress record TASK`)\n"
+        "not covered: 1 environment with runs that no baseline names: crm-east "
+        "(record ENV/TASK, or set 'environment')\n"
     )
-    assert project.cli("check", "TASK-002").stderr == ""  # named tasks only: no note
+    assert "not covered" not in project.cli("check", "TASK-002").stdout  # named tasks only

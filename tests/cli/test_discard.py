@@ -44,7 +44,7 @@ def test_discarding_a_run_by_id_moves_it_whole_and_check_judges_the_one_before(
     assert f"judged {good.name}, its newest run that is not discarded" in checked.stderr
     assert f"run {bad.name} is discarded" in checked.stderr
     status = project.cli("status")
-    assert "1 discarded runs" in status.stdout
+    assert "; 1 discarded run\n" in status.stdout
     assert f"  {bad.name}  crm-west/TASK-001" in status.stdout
 
 

@@ -89,6 +89,7 @@ def test_subdirectory_gives_the_same_answer_as_the_root(
     assert project.cli("record", "TASK-002").exit_code == 0
     project.add_run("TASK-002", result=make_result(passed=False, reward=0))
     (project.root / "src").mkdir()
+    monkeypatch.chdir(project.root)  # both from inside the project: advice needs no -C
     at_root = project.cli("check")
     below = _invoke(project.root / "src", "check", monkeypatch=monkeypatch)
     assert at_root.exit_code == 1

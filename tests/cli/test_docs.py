@@ -79,11 +79,14 @@ def _edit_json(path: Path, edit: dict[str, object]) -> None:
     path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
 
 
-def test_the_readme_behaviour_report_is_what_check_prints(tmp_path: Path) -> None:
+def test_the_readme_behaviour_report_is_what_check_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The README's report: TASK-002's newest run edited, in a copy, to touch OPP-009."""
     demo = tmp_path / "demo"
     shutil.copytree(EXAMPLE, demo)
     runner = CliRunner()
+    monkeypatch.chdir(demo)  # as the reader runs it: in the project, so no -C in the advice
 
     def cli(*args: str) -> str:
         return runner.invoke(app, ["--project", str(demo), "--color", "never", *args]).stdout
@@ -105,11 +108,14 @@ def test_the_readme_behaviour_report_is_what_check_prints(tmp_path: Path) -> Non
     assert cli("check", "TASK-002") == readme_snippet("behaviour-report")
 
 
-def test_the_documented_failing_report_is_what_check_prints(tmp_path: Path) -> None:
+def test_the_documented_failing_report_is_what_check_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """docs/verdicts.md's captured report, reproduced from the bundled example."""
     demo = tmp_path / "demo"
     shutil.copytree(EXAMPLE, demo)
     runner = CliRunner()
+    monkeypatch.chdir(demo)  # as the reader runs it: in the project, so no -C in the advice
 
     def cli(*args: str) -> str:
         result = runner.invoke(app, ["--project", str(demo), "--color", "never", *args])

@@ -145,8 +145,19 @@ CASES: dict[str, tuple[tuple[str, ...], int, str]] = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_cli_output(golden_project: tuple[SiloProject, dict[str, str]], name: str) -> None:
+def test_cli_output(
+    golden_project: tuple[SiloProject, dict[str, str]],
+    name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     project, _ = golden_project
+    # The advice gives paths from where check ran: relative within two levels, else
+    # absolute. Run from a directory three levels from anywhere the project can be, so
+    # every checkout (and CI's fresh clone, at another depth) prints the same bytes.
+    elsewhere = tmp_path / "run" / "from" / "here"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
     args, code, stream = CASES[name]
     result = project.cli(*args)
     assert result.exit_code == code, result.output

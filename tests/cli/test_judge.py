@@ -491,8 +491,10 @@ def test_huge_diffs_are_capped_and_say_where_the_full_files_are(project: SiloPro
         f".silo/runs/{run_dir}/state-diff.json (canonical)"
     ) in out
     # The summary still names every id, in full.
-    assert "now also adds AUD-0000-x" in out and "AUD-0399-x" in out
-    assert "no longer adds AUD-0000 " in out  # every id in full, never truncated
+    # 12 ids in full (never truncated), then how many more: as the HTML page does.
+    assert "now also adds AUD-0000-x" in out and "AUD-0011-x and 388 more" in out
+    assert "AUD-0399-x" not in out
+    assert "no longer adds AUD-0000 " in out
     assert Verdict.CHANGED.value in project.cli("check", "--format", "json").stdout
 
 

@@ -6,10 +6,14 @@ the baseline is untouched -> re-record -> match again -> record again is a no-op
 
 from __future__ import annotations
 
+import pytest
 from support.silofixture import SiloProject, make_result
 
 
-def test_record_check_change_rerecord(project: SiloProject) -> None:
+def test_record_check_change_rerecord(
+    project: SiloProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root)  # the user's case: in the project, advice needs no -C
     project.add_run("TASK-002", env="crm-west", started="2026-03-16T10:00:00.000Z")
 
     # Unrecorded: a check that compares nothing is bad setup (exit 3, naming where it

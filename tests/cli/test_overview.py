@@ -68,10 +68,10 @@ def test_build_status_rows(project: SiloProject) -> None:
         ("crm-west/TASK-001", "crm-west", both, "run_w1", 10800.0, Verdict.MATCH, ""),
         ("TASK-002", "crm-west", both, "run_2b", 3600.0, Verdict.CHANGED, ""),
         ("TASK-003", "crm-west", both, "run_3b", 30.0, Verdict.INCOMPLETE_RUN, ""),
-        ("TASK-004", None, both, None, None, Verdict.MISSING_RUN, "orphaned"),
-        ("TASK-008", "crm-west", (), "run_8a", 172800.0, None, "untracked"),
-        ("crm-east/TASK-009", "crm-east", (), "run_9e", 3600.0, None, "untracked"),
-        ("crm-west/TASK-009", "crm-west", (), "run_9w", 3600.0, None, "untracked"),
+        ("TASK-004", None, both, None, None, Verdict.MISSING_RUN, "no run"),
+        ("TASK-008", "crm-west", (), "run_8a", 172800.0, None, "no baseline"),
+        ("crm-east/TASK-009", "crm-east", (), "run_9e", 3600.0, None, "no baseline"),
+        ("crm-west/TASK-009", "crm-west", (), "run_9w", 3600.0, None, "no baseline"),
     ]
     assert status.report.summary() == {
         "changed": 1,
@@ -85,17 +85,18 @@ def test_build_status_rows(project: SiloProject) -> None:
 def test_render_status_table(project: SiloProject) -> None:
     status = _status(project)
     assert render_status(status) == (
-        "TASK               ENVIRONMENT  BASELINES          NEWEST RUN  AGE      VERDICT\n"
-        "crm-east/TASK-001  crm-east     result,state-diff  run_e1      2h ago   match\n"
-        "crm-west/TASK-001  crm-west     result,state-diff  run_w1      3h ago   match\n"
-        "TASK-002           crm-west     result,state-diff  run_2b      1h ago   changed\n"
-        "TASK-003           crm-west     result,state-diff  run_3b      30s ago  incomplete-run\n"
-        "TASK-004           -            result,state-diff  -           -        missing-run (orphaned)\n"  # noqa: E501
-        "TASK-008           crm-west     -                  run_8a      2d ago   untracked\n"
-        "crm-east/TASK-009  crm-east     -                  run_9e      1h ago   untracked\n"
-        "crm-west/TASK-009  crm-west     -                  run_9w      1h ago   untracked\n"
+        "TASK               ENVIRONMENT  BASELINES                     NEWEST RUN  AGE      VERDICT\n"  # noqa: E501
+        "crm-east/TASK-001  crm-east     result.json, state-diff.json  run_e1      2h ago   match\n"
+        "crm-west/TASK-001  crm-west     result.json, state-diff.json  run_w1      3h ago   match\n"
+        "TASK-002           crm-west     result.json, state-diff.json  run_2b      1h ago   changed\n"  # noqa: E501
+        "TASK-003           crm-west     result.json, state-diff.json  run_3b      30s ago  incomplete-run\n"  # noqa: E501
+        "TASK-004           -            result.json, state-diff.json  -           -        missing-run (no run)\n"  # noqa: E501
+        "TASK-008           crm-west     -                             run_8a      2d ago   no baseline\n"  # noqa: E501
+        "crm-east/TASK-009  crm-east     -                             run_9e      1h ago   no baseline\n"  # noqa: E501
+        "crm-west/TASK-009  crm-west     -                             run_9w      1h ago   no baseline\n"  # noqa: E501
         "\n"
-        "8 tasks: 1 changed, 2 incomplete-run, 5 match, 2 missing-run; 3 untracked, 1 orphaned\n"
+        # Every count in tasks: 2 + 1 + 1 + 1 + 3 = 8 rows.
+        "8 tasks: 2 match, 1 changed, 1 missing-run, 1 incomplete-run, 3 no baseline\n"
     )
     colored = render_status(status, color=True)
     assert "\x1b[33mTASK-008" in colored and "\x1b[31mTASK-002" in colored
@@ -115,9 +116,9 @@ def test_status_command_lists_untracked_and_orphaned(project: SiloProject) -> No
         "AGE",
         "VERDICT",
     ]
-    assert lines[5].split()[0] == "TASK-004" and lines[5].endswith("missing-run (orphaned)")
-    assert lines[6].split()[0] == "TASK-008" and lines[6].endswith("untracked")
-    assert lines[-1].endswith("3 untracked, 1 orphaned")
+    assert lines[5].split()[0] == "TASK-004" and lines[5].endswith("missing-run (no run)")
+    assert lines[6].split()[0] == "TASK-008" and lines[6].endswith("no baseline")
+    assert lines[-1].endswith("3 no baseline")
     assert "run_4a: skipped, no run.json" in result.stderr
 
 
@@ -127,7 +128,7 @@ def test_status_of_an_empty_project(project: SiloProject) -> None:
     assert result.stdout.splitlines()[1:] == [
         "(no baselines and no runs)",
         "",
-        "0 tasks: no baselines; 0 untracked, 0 orphaned",
+        "0 tasks: nothing to show",
     ]
 
 

@@ -118,8 +118,11 @@ def _shard_reports(project: SiloProject, out: Path, count: int) -> list[str]:
     return paths
 
 
-def test_merge_gives_the_unsharded_report_in_every_format(tmp_path: Path) -> None:
+def test_merge_gives_the_unsharded_report_in_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = failing_project(tmp_path / "project")
+    monkeypatch.chdir(project.root)  # a merged report knows no -C DIR: neither needs one here
     reports = _shard_reports(project, tmp_path, 3)
     for fmt in ("json", "text", "markdown", "junit"):
         whole = project.cli("check", "--format", fmt)

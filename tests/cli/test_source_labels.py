@@ -12,6 +12,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from support.gitrepo import commit_all, recorded, rerun
 from support.silofixture import SiloProject, git
 
@@ -27,8 +28,11 @@ def _history(tmp_path: Path) -> SiloProject:
     return project
 
 
-def test_check_against_a_commit_names_its_baselines_in_every_format(tmp_path: Path) -> None:
+def test_check_against_a_commit_names_its_baselines_in_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = _history(tmp_path)
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     assert project.cli("check").exit_code == 0  # the working tree has the new behaviour
     text = project.cli("check", "--against", "HEAD~1")
     assert text.exit_code == 1
@@ -76,8 +80,11 @@ def test_check_against_a_commit_names_its_baselines_in_every_format(tmp_path: Pa
     assert f"baseline <code>HEAD~1:{RESULT}</code>" in html
 
 
-def test_a_working_tree_check_keeps_plain_paths_and_record_advice(tmp_path: Path) -> None:
+def test_a_working_tree_check_keeps_plain_paths_and_record_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = recorded(tmp_path / "repo")
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     rerun(project, passed=False, reward=0.5)
     result = project.cli("check")
     assert result.exit_code == 1
@@ -97,8 +104,11 @@ def test_a_working_tree_check_keeps_plain_paths_and_record_advice(tmp_path: Path
     }
 
 
-def test_the_hook_names_staged_baselines_and_says_to_stage_them(tmp_path: Path) -> None:
+def test_the_hook_names_staged_baselines_and_says_to_stage_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = recorded(tmp_path / "repo")
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     rerun(project, passed=False, reward=0.5)
     assert project.cli("record", "TASK-001").exit_code == 0  # recorded, not staged
     blocked = project.cli("check", "--staged")

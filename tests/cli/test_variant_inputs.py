@@ -126,7 +126,7 @@ def test_variants_of_a_task_whose_other_artifact_has_no_baseline(project: SiloPr
     ]
     status = project.cli("status")
     (row,) = [line for line in status.stdout.splitlines() if line.startswith("TASK-002")]
-    assert " result(2) " in row
+    assert "  result.json: 2 variants " in row
     assert project.cli("fmt", "--check").exit_code == 0
 
 

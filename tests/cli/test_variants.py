@@ -121,7 +121,7 @@ def test_status_counts_variants(project: SiloProject) -> None:
     two_variants(project)
     lines = project.cli("status").stdout.splitlines()
     (row,) = [line for line in lines if line.startswith("TASK-002")]
-    assert " result(2),state-diff " in row
+    assert " result.json: 2 variants, state-diff.json " in row
 
 
 def test_an_eleventh_variant_is_refused(project: SiloProject) -> None:

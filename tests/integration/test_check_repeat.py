@@ -112,9 +112,10 @@ def test_a_varying_agent_with_both_variants_recorded_passes(tmp_path: Path, cont
 
 
 def test_a_new_behaviour_in_one_repeat_fails_with_its_diff_against_the_closest(
-    tmp_path: Path, control: Path
+    tmp_path: Path, control: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = with_two_variants(tmp_path, control)
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     answers(control, ANSWER_A, ANSWER_B, ANSWER_NEW)
     done = check_three(project)
     assert done.exit_code == 1, done.output

@@ -128,7 +128,10 @@ def test_github_annotations_point_at_the_first_changed_value(failing: SiloProjec
     assert errors[2].startswith("::error file=baselines/TASK-004.result.json,title=")
 
 
-def test_github_log_groups_fence_untrusted_text(failing: SiloProject) -> None:
+def test_github_log_groups_fence_untrusted_text(
+    failing: SiloProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(failing.root)  # advice names paths from here: no -C needed
     lines = failing.cli("check", "--format", "github").stdout.splitlines()
     groups = [n for n, line in enumerate(lines) if line.startswith("::group::")]
     assert len(groups) == 4
@@ -142,7 +145,10 @@ def test_github_log_groups_fence_untrusted_text(failing: SiloProject) -> None:
         assert all(token not in line for line in lines[start + 2 : end])
     # Outside the fenced groups, every line is a workflow command or the summary.
     outside = [line for line in lines if _COMMAND.match(line)]
-    assert lines[-3] == "2 changed, 2 incomplete-run, 4 match (8 artifacts of 4 tasks)"
+    summary = lines.index("2 changed, 2 incomplete-run, 4 match (8 artifacts of 4 tasks)")
+    after = lines[summary + 1 :]  # the next steps close the report
+    assert any(line.startswith("1 task ended with an incomplete run") for line in after)
+    assert after[-1] == "or one result at a time, on a terminal: silo-regress review"
     assert len(outside) >= 4 + 4 * 3
 
 
@@ -187,7 +193,10 @@ def test_pointer_line_finds_every_value_of_a_canonical_document() -> None:
 # --- markdown -----------------------------------------------------------------
 
 
-def test_markdown_renders_a_table_and_collapsible_diffs(failing: SiloProject) -> None:
+def test_markdown_renders_a_table_and_collapsible_diffs(
+    failing: SiloProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(failing.root)  # advice names paths from here: no -C needed
     result = failing.cli("check", "--format", "markdown")
     assert result.exit_code == 1
     md = MarkdownIt("commonmark").enable("table")

@@ -70,6 +70,7 @@ def test_check_staged_reads_the_index_not_the_working_tree(
 ) -> None:
     monkeypatch.delenv("PRE_COMMIT", raising=False)  # run by hand: either hook's advice
     project = recorded(tmp_path / "repo")
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     rerun(project, reward=0.5, passed=False)
     blocked = project.cli("check", "--staged")
     assert blocked.exit_code == 1
@@ -476,9 +477,10 @@ def test_status_marks_git_states(tmp_path: Path) -> None:
         "TASK-002": "modified+staged",  # one artifact each
         "TASK-003": "modified",  # staged, then changed again
         "TASK-004": "untracked",
-        "TASK-005": "-",  # runs but no baseline: the verdict column says untracked
+        "TASK-005": "-",  # runs but no baseline: the verdict column says so
     }
-    assert table[5].split()[-2:] == ["untracked", "-"]
+    # One meaning per word: "untracked" is git's, the verdict column says "no baseline".
+    assert table[5].split()[-3:] == ["no", "baseline", "-"]
 
 
 def test_readme_log_example(tmp_path: Path) -> None:

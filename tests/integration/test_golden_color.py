@@ -85,6 +85,7 @@ def _on_a_terminal(
         encoding="utf-8",
         timeout=60,
         dimensions=(50, 200),
+        cwd=str(project.root),  # where a user runs it: advice then needs no -C
     )
     child.expect(pexpect.EOF)
     child.close()

@@ -240,7 +240,9 @@ def test_published_hook_blocks_a_commit_made_from_a_stale_run(
     assert code == 1
     assert "STALE RUN  TASK-001 (crm-west)  result.json" in output
     assert "silo.agent.ts was modified at" in output
-    assert "refresh it with `silo-regress run TASK-001`" in output
+    assert "1 stale run (silo.agent.ts changed since it was made); make fresh ones: " in output
+    assert "silo-regress run TASK-001\n" in output
+    assert "or skip this hook once: SKIP=silo-regress-check git commit" in output
 
     time.sleep(0.05)
     project.add_run("TASK-001", started=_now())  # re-run: a newer run, same behaviour

@@ -227,7 +227,8 @@ def test_flaky_task_lists_the_paths_that_vary_and_exits_1(tmp_path: Path, contro
     assert "  result.json /checks/2/passed: true x2, false x1\n" in out
     assert "  result.json /checksPassed: 3 x2, 2 x1\n" in out
     assert (
-        "  to make it stable, ignore what varies ([tool.silo-regress] in pyproject.toml):\n"
+        "  to make it stable, ignore what varies (in pyproject.toml):\n"
+        '    [tool.silo-regress.tasks."crm-west/TASK-001"]\n'
         "    ignore = [\n"
         '      "result.json:/agentOutput",\n'
         '      "result.json:/checks/2/passed",\n'
@@ -491,7 +492,7 @@ def test_unqualified_baseline_without_runs_or_environment(tmp_path: Path, contro
     result = project.cli("run")
     assert result.exit_code == 3, result.output
     assert "cannot tell which environment to run task TASK-001 in" in result.stderr
-    assert "set 'environment' in [tool.silo-regress]" in result.stderr
+    assert "set 'environment' in pyproject.toml [tool.silo-regress]" in result.stderr
 
 
 # --- timeouts and Ctrl-C: no orphans ------------------------------------------

@@ -31,8 +31,11 @@ def _runs(project: SiloProject) -> list[Path]:
     return sorted(project.runs_dir.iterdir())
 
 
-def test_a_run_after_the_agent_changed_is_stale_and_a_rerun_fixes_it(tmp_path: Path) -> None:
+def test_a_run_after_the_agent_changed_is_stale_and_a_rerun_fixes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = _project(tmp_path)
+    monkeypatch.chdir(project.root)  # advice names paths from here: no -C needed
     assert project.cli("run", "TASK-001").exit_code == 0
     (made,) = _runs(project)
     record = json.loads((made / PROVENANCE_FILE).read_text())
@@ -50,7 +53,7 @@ def test_a_run_after_the_agent_changed_is_stale_and_a_rerun_fixes_it(tmp_path: P
     text = project.cli("check")
     assert "STALE RUN" in text.stdout
     assert "silo.agent.ts changed since it was made, in the working tree" in text.stdout
-    assert "refresh it with `silo-regress run TASK-001`" in text.stdout
+    assert "make fresh ones: silo-regress run TASK-001\n" in text.stdout
     assert f"(made by agent silo.agent.ts at commit {record['commit'][:7]})" in text.stdout
 
     allowed = project.cli("check", "--allow-stale")

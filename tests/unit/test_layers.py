@@ -44,7 +44,12 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("jsondiff",),
     ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
-    "silo_regress.project": [("taskref",), ("configvalues",), ("config",), ("fingerprint",)],
+    "silo_regress.project": [
+        ("taskref",),
+        ("configvalues",),
+        ("config",),
+        ("fingerprint", "survey"),
+    ],
     "silo_regress.store": [("baselinenames", "transaction"), ("baselines",), ("gitsource",)],
     "silo_regress.runs": [
         ("derived",),
@@ -63,7 +68,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("outcome",),
         ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
-        ("plainmatch", "refusals", "repeats"),
+        ("plainmatch", "refusals", "repeats", "coverage"),
         ("judge",),
     ],
     "silo_regress.recording": [

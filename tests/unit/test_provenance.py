@@ -20,7 +20,7 @@ from silo_regress.project.fingerprint import (
     working_tree_snapshot,
 )
 from silo_regress.runs import provenance
-from silo_regress.runs.freshness import judge_freshness
+from silo_regress.runs.freshness import AgentFile, agent_file, judge_freshness
 from silo_regress.runs.provenance import (
     PROVENANCE_FILE,
     inputs_for_agent,
@@ -238,26 +238,30 @@ def test_freshness_by_record(tmp_path: Path) -> None:
     record = _record(root)
     started = datetime.now(UTC)
     current = working_tree_snapshot(root, ["silo.agent.ts"])
-    fresh = judge_freshness(
-        current, record=record, started=started, configured_agent="./silo.agent.ts"
-    )
+    config = load_config(root)
+
+    def agent(snapshot: fingerprint.InputSnapshot) -> AgentFile | None:
+        return agent_file(config, environment="crm-west", given=None, current=snapshot)
+
+    fresh = judge_freshness(current, record=record, started=started, agent=agent(current))
     assert fresh is None
     (root / "silo.agent.ts").write_text("export default 3;\n")
     changed = working_tree_snapshot(root, ["silo.agent.ts"])
-    stale = judge_freshness(
-        changed, record=record, started=started, configured_agent="silo.agent.ts"
-    )
+    stale = judge_freshness(changed, record=record, started=started, agent=agent(changed))
     assert stale is not None
     assert stale.reason == "silo.agent.ts changed since it was made, in the working tree"
     assert stale.changed == ("silo.agent.ts",)
     other = judge_freshness(
         current,
-        record=replace(record, agent="flaky.agent.ts"),
+        record=replace(record, agent="flaky.agent.ts", agent_sha256="0" * 64),
         started=started,
-        configured_agent="silo.agent.ts",
+        agent=agent(current),
     )
     assert other is not None
-    assert other.reason == "it was made by agent flaky.agent.ts, not the configured silo.agent.ts"
+    assert other.reason == (
+        "it was made by agent flaky.agent.ts, not the configured silo.agent.ts "
+        "(their contents differ)"
+    )
 
 
 def test_freshness_by_time_without_a_record(tmp_path: Path) -> None:
@@ -265,10 +269,8 @@ def test_freshness_by_time_without_a_record(tmp_path: Path) -> None:
     now = datetime.now(UTC)
     os.utime(root / "silo.agent.ts", ((now - timedelta(hours=1)).timestamp(),) * 2)
     current = working_tree_snapshot(root, ["silo.agent.ts"])
-    assert judge_freshness(current, record=None, started=now, configured_agent=None) is None
-    older = judge_freshness(
-        current, record=None, started=now - timedelta(hours=2), configured_agent=None
-    )
+    assert judge_freshness(current, record=None, started=now, agent=None) is None
+    older = judge_freshness(current, record=None, started=now - timedelta(hours=2), agent=None)
     assert older is not None and older.reason.startswith("silo.agent.ts was modified at ")
     assert "after the run started" in older.reason
     future = (now + timedelta(days=2)).timestamp()
@@ -277,7 +279,7 @@ def test_freshness_by_time_without_a_record(tmp_path: Path) -> None:
         working_tree_snapshot(root, ["silo.agent.ts"]),
         record=None,
         started=now,
-        configured_agent=None,
+        agent=None,
     )
     assert skewed is not None and "modification time in the future (clock skew?)" in skewed.reason
 
@@ -297,7 +299,10 @@ def test_an_experimental_agent_is_what_the_record_names(tmp_path: Path) -> None:
     assert [f.path for f in record.inputs] == ["flaky.agent.ts"]
     current = working_tree_snapshot(root, config.input_globs)
     stale = judge_freshness(
-        current, record=record, started=datetime.now(UTC), configured_agent=config.agent
+        current,
+        record=record,
+        started=datetime.now(UTC),
+        agent=agent_file(config, environment="crm-west", given=None, current=current),
     )
     assert stale is not None and "made by agent flaky.agent.ts" in stale.reason
 
