@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.system",),  # files read and written safely; processors and forks
     ("silo_regress.canon",),  # canonical JSON, pointers, diffs, the volatile scan
-    ("silo_regress.vcs",),  # git, read-only
+    # git, read-only / pass-count statistics of the stats gate (math on counts, and the tally)
+    ("silo_regress.vcs", "silo_regress.stats"),
     ("silo_regress.project",),  # task refs, config, the inputs' fingerprint
     ("silo_regress.store", "silo_regress.runs"),  # baselines on disk or in git / Silo's runs
     ("silo_regress.behaviour",),  # diffs in agent terms, and their direction
@@ -40,6 +41,10 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.system": [("fsio", "cpus")],
     "silo_regress.canon": [("pointer", "prefilter"), ("canonical", "volatile"), ("jsondiff",)],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
+    "silo_regress.stats": [
+        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally"),
+        ("verdicts",),
+    ],
     "silo_regress.project": [("taskref",), ("configvalues",), ("config",), ("fingerprint",)],
     "silo_regress.store": [("baselinenames", "transaction"), ("baselines",), ("gitsource",)],
     "silo_regress.runs": [
