@@ -63,8 +63,8 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("targets", "sharding", "direction"),
         ("outcome",),
         ("comparison",),  # one baseline against one artifact: the hot path
-        ("plainmatch", "refusals", "repeats"),
-        ("judge",),
+        ("plainmatch", "refusals", "repeats", "tallying"),
+        ("judge", "statsgate"),
     ],
     "silo_regress.recording": [
         ("acceptance", "scaffold"),
@@ -73,7 +73,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
-        ("wording", "hunks", "advice", "chart"),
+        ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
         ("excerpt",),
         ("summary", "tallies"),
         ("text", "machine"),

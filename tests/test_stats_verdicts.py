@@ -83,6 +83,8 @@ def test_improvement_stable_and_the_baselines_that_cannot_be_trusted() -> None:
     assert _one(_t(2, 10), _t(10, 10)) is Tier.IMPROVEMENT
     assert _one(_t(8, 10), _t(8, 10)) is Tier.STABLE
     assert _one(None, _t(8, 10)) is Tier.UNRELIABLE_BASELINE
+    missing = judge_tasks([Evidence("T", None, _t(8, 10))], Policy())
+    assert missing.failed and missing.tasks[0].reasons == (Reason.BASELINE_MISSING,)
     assert _one(_t(2, 2), _t(8, 10)) is Tier.UNRELIABLE_BASELINE
     assert _one(_t(8, 10), None) is Tier.INSUFFICIENT_DATA
     never = judge_tasks([Evidence("T", _t(0, 10), _t(0, 10))], Policy()).tasks[0]
@@ -165,7 +167,9 @@ def test_a_suite_improvement_is_never_a_failure() -> None:
 def test_odd_suites_give_a_named_decision(evidence: list[Evidence]) -> None:
     judged = judge_tasks(evidence, Policy())
     assert judged.suite.verdict in (SuiteVerdict.STABLE, SuiteVerdict.NOT_TESTED)
-    assert not judged.failed
+    assert not judged.suite.failed
+    # only a task without a baseline tally fails: a deleted tally must not pass
+    assert judged.failed == any(e.baseline is None for e in evidence)
     testable = sum(1 for e in evidence if e.baseline and e.candidate)
     assert judged.suite.tasks == testable
     if testable == 0:

@@ -71,6 +71,11 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             raise
         out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
+    if options.repeat == 1 and config.gates_statistically:
+        raise UsageError(
+            "--repeat 1 gives the stats gate one rollout a task, which can never show a "
+            "change in a pass rate; give --repeat 2 or more (docs/statistics.md)"
+        )
     chosen_shard = None
     if options.shard is not None:
         from silo_regress.judging.sharding import parse_shard
@@ -148,6 +153,10 @@ def run_check(g: Globals, options: CheckOptions) -> int:
 
         # Set even for a shard that ran nothing, so merge sees one rollout count.
         report = replace(fold_repeats(reports), repeat=options.repeat)
+    if config.gates_statistically:  # only then is the stats gate loaded at all
+        from silo_regress.judging.statsgate import apply_stats_gate
+
+        report = apply_stats_gate(config, source, index, report, targets=targets, pins=pinned)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:

@@ -21,6 +21,8 @@ def exit_code(report: Report, fail_on: FailOn) -> int:
     """1 when the report holds a failure by the chosen rule, else 0."""
     from silo_regress.judging.outcome import Direction, Verdict
 
+    if report.stats is not None and report.stats.failed:
+        return 1  # a stats regression (task or suite) is a regression by either rule
     passing = {Direction.IMPROVEMENT, Direction.DRIFT} if fail_on is FailOn.REGRESSION else set()
     for outcome in report.outcomes:
         if outcome.ok:

@@ -34,9 +34,12 @@ from silo_regress.cli.rolloutoptions import (
 from silo_regress.errors import ExitCode, InputError, RunnerError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from silo_regress.behaviour.notes import Segment
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
+    from silo_regress.recording.recorder import Recording
     from silo_regress.render.text import Palette
     from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
     from silo_regress.runs.index import Run
@@ -176,13 +179,16 @@ def record_repeated(
     out(render_stability(stabilities, config=config, color=g.use_color()))
     if variants:
         return _record_variants(g, config, store, stabilities)
-    unstable = [s for s in stabilities if not s.stable]
+    # A task judged statistically is recorded however its rollouts differ: its bytes
+    # do not gate it, its tally does.
+    unstable = [s for s in stabilities if not s.stable and not _gated(config, s)]
     if unstable and not force:
         names = ", ".join(s.task.label for s in unstable)
         error(
             f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
             "would fail at random; make the task deterministic, ignore the varying paths "
-            "(ignore in [tool.silo-regress]), or record anyway with --force. Nothing was recorded"
+            '(ignore in [tool.silo-regress]), judge it by pass rate (gate = "stats", shown '
+            "above), or record anyway with --force. Nothing was recorded"
         )
         return int(ExitCode.CHECK_FAILED)
     choices = []
@@ -192,12 +198,65 @@ def record_repeated(
                 f"{config.relative(config.runs_dir)}: no rollout of {stability.task.label} left "
                 "a complete run to record"
             )
-        if not stability.stable:
+        if not stability.stable and not _gated(config, stability):
             warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
-    recordings = recorder.record(config, store, choices)
+    tallies: list[tuple[Path, bytes]] = []
+
+    def with_tallies(recordings: Sequence[recorder.Recording]) -> Sequence[tuple[Path, bytes]]:
+        tallies[:] = _tallies(config, store, stabilities, recordings, repeat=repeat)
+        return tallies
+
+    recordings = recorder.record(config, store, choices, extra=with_tallies)
     out(render_record(recordings, color=g.use_color()))
+    out(_tally_lines(config, tallies))
     return 0
+
+
+def _gated(config: Config, stability: Stability) -> bool:
+    from silo_regress.project.config import Gate
+
+    settings = config.task_settings(stability.task.ref, environment=stability.task.key[0])
+    return settings.gate is not Gate.EXACT
+
+
+def _tallies(
+    config: Config,
+    store: BaselineStore,
+    stabilities: Sequence[Stability],
+    recordings: Sequence[Recording],
+    *,
+    repeat: int,
+) -> list[tuple[Path, bytes]]:
+    """The tally of each task's recorded rollouts, beside its baselines (--repeat 2 or more)."""
+    from silo_regress.judging.tallying import count_runs
+    from silo_regress.recording import recorder
+    from silo_regress.stats.tally import serialize_tally
+    from silo_regress.store.baselinenames import tally_relpath
+
+    if repeat < 2:
+        return []
+    files = []
+    for stability, recording in zip(stabilities, recordings, strict=True):
+        texts = recorder.rollout_texts(config, recording.ref, stability.runs)
+        matches = recorder.count_matches(texts, recording.files)
+        counted = count_runs(stability.runs, variants=matches)
+        files.append((store.root / tally_relpath(recording.ref), serialize_tally(counted.tally)))
+    return files
+
+
+def _tally_lines(config: Config, tallies: Sequence[tuple[Path, bytes]]) -> str:
+    from silo_regress.stats.tally import parse_tally
+
+    lines = []
+    for path, data in tallies:
+        shown = config.relative(path)
+        tally = parse_tally(data, source=shown)
+        lines.append(
+            f"{shown}: tally of {tally.rollouts} rollouts, {tally.passed} passed "
+            f"({100 * tally.rate:.0f}%)\n"
+        )
+    return "".join(lines)
 
 
 def _record_variants(
@@ -217,8 +276,11 @@ def _record_variants(
         recordings.append(
             recorder.prepare_variants(config, store, stability.task.ref, stability.runs)
         )
-    recorder.write(config, store, recordings)
+    repeat = max((s.expected for s in stabilities), default=1)
+    tallies = _tallies(config, store, stabilities, recordings, repeat=repeat)
+    recorder.write(config, store, recordings, extra=tallies)
     out(render_record(recordings, color=g.use_color()))
+    out(_tally_lines(config, tallies))
     return 0
 
 
@@ -456,12 +518,24 @@ def _fixes(stability: Stability, config: Config) -> list[str]:
     line = f"    ignore = [{', '.join(quoted)}]\n"
     if len(line) > 100:  # one entry a line, as a TOML array may be written
         line = "    ignore = [\n" + "".join(f"      {q},\n" for q in quoted) + "    ]\n"
+    from silo_regress.project.configvalues import quote_key
+
+    ref = stability.task.ref
     return [
         f"  to make it stable, ignore what varies ({_config_place(config)}):\n",
         line,
         "  or accept every distinct result as a variant:\n",
-        f"    silo-regress record --repeat {stability.expected} --variants {stability.task.ref}\n",
+        f"    silo-regress record --repeat {stability.expected} --variants {ref}\n",
+        "  or judge it by its pass rate over repeated rollouts (docs/statistics.md):\n",
+        f"    [{_table_prefix(config)}tasks.{quote_key(str(ref))}]\n",
+        '    gate = "stats"\n',
     ]
+
+
+def _table_prefix(config: Config) -> str:
+    """``tool.silo-regress.`` in pyproject.toml; nothing in silo-regress.toml."""
+    standalone = config.source is not None and config.source.name != "pyproject.toml"
+    return "" if standalone else "tool.silo-regress."
 
 
 def _config_place(config: Config) -> str:

@@ -8,8 +8,9 @@ refused record leaves every old baseline as it was.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from silo_regress.canon.canonical import (
@@ -395,6 +396,25 @@ def _too_many(config: Config, runs: Sequence[Run], artifact: str, distinct: Sequ
     )
 
 
+def rollout_texts(config: Config, ref: TaskRef, runs: Sequence[Run]) -> list[dict[str, bytes]]:
+    """Each run's canonical artifacts as they would be recorded (ignores applied), for
+    counting which rollouts match which recorded variant. Volatile content is refused
+    where the baselines are written, not here."""
+    return [_vetted(config, run, [], ref=ref) for run in runs]
+
+
+def count_matches(
+    texts: Sequence[dict[str, bytes]], recorded: Sequence[RecordedFile]
+) -> dict[str, list[int]]:
+    """Per artifact, how many of the rollouts (``texts``) equal variant 1, 2, ..."""
+    counts: dict[str, list[int]] = {}
+    for file in recorded:
+        numbers = counts.setdefault(file.artifact, [])
+        numbers.extend([0] * (file.variant - len(numbers)))
+        numbers[file.variant - 1] += sum(1 for t in texts if t.get(file.artifact) == file.data)
+    return counts
+
+
 def record(
     config: Config,
     store: BaselineStore,
@@ -402,6 +422,7 @@ def record(
     *,
     add_variant: bool = False,
     narrow: Narrowing | None = None,
+    extra: Callable[[Sequence[Recording]], Sequence[tuple[Path, bytes]]] | None = None,
 ) -> list[Recording]:
     """Vet and write the choices under the writer lock, so no other writer interleaves.
 
@@ -412,7 +433,7 @@ def record(
     recordings = prepare(config, store, choices, add_variant=add_variant, narrow=narrow)
     with store.locked("record"):
         recordings = [_restated(store, recording) for recording in recordings]
-        write(config, store, recordings)
+        write(config, store, recordings, extra=extra(recordings) if extra else ())
     return recordings
 
 
@@ -431,7 +452,13 @@ def _state(old: bytes | None, new: bytes) -> FileState:
     return FileState.UNCHANGED if old == new else FileState.CHANGED
 
 
-def write(config: Config, store: BaselineStore, recordings: Sequence[Recording]) -> None:
+def write(
+    config: Config,
+    store: BaselineStore,
+    recordings: Sequence[Recording],
+    *,
+    extra: Sequence[tuple[Path, bytes]] = (),
+) -> None:
     """Write every new or changed file in one go: all of them, or (on failure) none.
 
     Variants a reset leaves behind are removed only once every new file is in
@@ -445,6 +472,7 @@ def write(config: Config, store: BaselineStore, recordings: Sequence[Recording])
         for file in recording.files
         if file.state is not FileState.UNCHANGED
     ]
+    files += extra  # tallies (record --repeat): in the same all-or-nothing batch
     if store.format_version() is None:
         files.append((store.root / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode()))
     with store.locked("record"):

@@ -32,6 +32,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "version": 1,
         **shard,
         **_repeat_json(report),
+        **_stats_json(report),
         "summary": report.summary(),
         "results": [
             {
@@ -56,6 +57,15 @@ def report_json(report: Report) -> dict[str, Any]:
             for o in report.outcomes
         ],
     }
+
+
+def _stats_json(report: Report) -> dict[str, Any]:
+    """The stats gate's results (docs/statistics.md); absent when no task is gated."""
+    if report.stats is None:
+        return {}
+    from silo_regress.render.statsjson import stats_json
+
+    return {"stats": stats_json(report.stats)}
 
 
 def _repeat_json(report: Report) -> dict[str, Any]:

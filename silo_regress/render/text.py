@@ -79,8 +79,12 @@ def render_text(
         from silo_regress.render.tallies import tally_lines
 
         out += tally_lines(report)
+    if report.stats is not None:
+        from silo_regress.render.statslines import stats_lines
+
+        out += [*stats_lines(report.stats, paint=palette.paint), ""]
     shared: set[str] = set()
-    if not report.ok:
+    if any(not o.ok for o in report.outcomes):
         head, shared = summary_block(report, palette=palette)
         out += [*head, ""]
     for outcome in report.outcomes:
@@ -223,6 +227,11 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
     tasks = len({(o.task, o.environment) for o in report.outcomes})
     where = "" if report.source.is_working_tree else f" (baselines from {report.source.label})"
     if not report.outcomes:
+        if report.stats is not None:
+            verdict = "failed" if report.stats.failed else "passed"
+            count = len(report.stats.tasks)
+            text = f"stats gate {verdict}: {count} task{'s' * (count != 1)} judged{where}"
+            return palette.paint(text, "red" if report.stats.failed else "green")
         return headline or f"no baselines to check{where}"
     parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     artifacts = len(report.outcomes)

@@ -146,7 +146,10 @@ class TaskJudgement:
 
     @property
     def failed(self) -> bool:
-        return self.tier is Tier.REGRESSION or self.below_floor
+        """A regression, a pass^k below the floor, or no baseline tally at all: a stats
+        gate that passed without its evidence would pass a deleted tally."""
+        missing = Reason.BASELINE_MISSING in self.reasons
+        return self.tier is Tier.REGRESSION or self.below_floor or missing
 
     @property
     def declined_checks(self) -> tuple[CheckMove, ...]:

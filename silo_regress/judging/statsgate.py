@@ -1,0 +1,128 @@
+"""The stats gate on a check's report: tasks with ``gate = "stats"`` or ``"both"``
+are judged by their pass counts (docs/statistics.md).
+
+Values only: :func:`apply_stats_gate` counts each gated task's candidate rollouts
+(:mod:`silo_regress.judging.tallying`), reads its baseline tally from the check's
+baseline source, and lets :func:`silo_regress.stats.verdicts.judge_tasks` decide the
+tiers and the suite. Under ``stats`` the task's per-artifact outcomes leave the
+report (a stats task never fails on a byte difference alone); under ``both`` they
+stay and the byte-exact rule still holds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+
+from silo_regress.judging.outcome import Report
+from silo_regress.judging.tallying import count_runs
+from silo_regress.judging.targets import Target
+from silo_regress.project.config import Config, Gate
+from silo_regress.project.taskref import TaskRef
+from silo_regress.runs.index import Run, RunIndex
+from silo_regress.stats.tally import Tally, parse_tally
+from silo_regress.stats.verdicts import (
+    Evidence,
+    Floor,
+    Policy,
+    StatsJudgement,
+    SuiteGate,
+    judge_tasks,
+)
+from silo_regress.store.baselinenames import Baseline, tally_relpath
+from silo_regress.store.baselines import BaselineSource, BaselineStore
+
+TALLY_ARTIFACT = "tally.json"
+
+
+def gated_targets(config: Config, targets: Sequence[Target]) -> list[Target]:
+    """The targets whose task is judged statistically (``stats`` or ``both``)."""
+    return [
+        t
+        for t in targets
+        if t.key is not None
+        and not t.refused
+        and not t.ambiguous
+        and config.task_settings(t.ref, environment=t.key[0]).gate is not Gate.EXACT
+    ]
+
+
+def read_baseline_tally(source: BaselineSource, ref: TaskRef) -> Tally | None:
+    """The task's baseline tally from the check's source, or None when there is none."""
+    relpath = tally_relpath(ref)
+    baseline = Baseline(ref, TALLY_ARTIFACT, relpath)
+    if isinstance(source, BaselineStore):
+        if not os.path.lexists(source.root / relpath):
+            return None
+    else:
+        files = getattr(source, "files", {})
+        if relpath not in files and relpath not in getattr(source, "special", {}):
+            return None
+    return parse_tally(source.read(baseline), source=source.display_path(baseline))
+
+
+def _variant_counts(report: Report, ref: TaskRef) -> dict[str, list[int]]:
+    counts: dict[str, list[int]] = {}
+    for outcome in report.outcomes:
+        if outcome.task != ref or not outcome.ok or outcome.variant is None:
+            continue
+        numbers = counts.setdefault(outcome.artifact, [])
+        numbers.extend([0] * (outcome.variant - len(numbers)))
+        numbers[outcome.variant - 1] += len(outcome.repeats) or 1
+    return counts
+
+
+def policy_for(config: Config, floor_of: Floor | None) -> Policy:
+    return Policy(
+        k=floor_of.k if floor_of is not None else 1,
+        floor=floor_of,
+        suite_gate=SuiteGate(config.suite_gate.value),
+    )
+
+
+def apply_stats_gate(
+    config: Config,
+    source: BaselineSource,
+    index: RunIndex,
+    report: Report,
+    *,
+    targets: Sequence[Target],
+    pins: Sequence[dict[tuple[str, str], Run]] | None,
+) -> Report:
+    """``report`` with the gated tasks judged statistically (its ``stats`` set)."""
+    gated = gated_targets(config, targets)
+    if not gated:
+        return report
+    evidence = []
+    warnings = list(report.warnings)
+    floors = set()
+    stats_only: set[TaskRef] = set()
+    for target in gated:
+        assert target.key is not None  # gated_targets keeps only targets with a key
+        settings = config.task_settings(target.ref, environment=target.key[0])
+        if settings.gate is Gate.STATS:
+            stats_only.add(target.ref)
+        if settings.min_pass_hat_k is not None:
+            floors.add(settings.min_pass_hat_k)
+        if pins is not None:
+            runs = [pin[target.key] for pin in pins if target.key in pin]
+        else:  # a check of the newest run: one rollout, judged all the same
+            runs = list(index.runs_of(*target.key)[:1])
+        counted = count_runs(runs, variants=_variant_counts(report, target.ref))
+        if counted.without_result:
+            names = ", ".join(counted.without_result)
+            warnings.append(
+                f"{target.ref}: {len(counted.without_result)} of {len(runs)} rollouts left no "
+                f"complete result.json ({names}); judged on the other {counted.tally.rollouts}"
+            )
+        candidate = counted.tally if counted.tally.rollouts else None
+        evidence.append(
+            Evidence(str(target.ref), read_baseline_tally(source, target.ref), candidate)
+        )
+    # One floor for the check: the strictest configured (per-task floors differ rarely).
+    floor = max(floors, key=lambda f: (f.value, f.k), default=None)
+    policy = policy_for(config, Floor(floor.k, floor.value) if floor else None)
+    judged: StatsJudgement = judge_tasks(evidence, policy)
+    kept = tuple(o for o in report.outcomes if o.task not in stats_only)
+    return replace(report, outcomes=kept, warnings=tuple(dict.fromkeys(warnings)), stats=judged)

@@ -1,0 +1,157 @@
+"""The stats gate through the real CLI and the stand-in Silo (tests/fake_silo.py):
+record --repeat writes the tally, check --run --repeat judges pass counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from silofixture import SiloProject
+from test_check_repeat import restart_count
+from test_runner import behave, control, silo_project
+
+__all__ = ["control"]  # the fixture, used by name
+
+STATS = '\n[tool.silo-regress.tasks.TASK-001]\ngate = "stats"\n'
+
+
+def passes(control: Path, ok: int, fail: int) -> None:
+    """The stand-in's rollouts of TASK-001: ``ok`` passing ones, then ``fail`` failing."""
+    modes = ["ok"] * ok + ["fail"] * fail
+    behave(control, **{"TASK-001": {"mode": "vary", "modes": modes}})
+    restart_count(control)
+
+
+def recorded(tmp_path: Path, control: Path, *, extra: str = STATS) -> SiloProject:
+    project = silo_project(tmp_path, extra)
+    passes(control, 9, 1)
+    done = project.cli("record", "--repeat", "10", "--jobs", "1", "TASK-001")
+    assert done.exit_code == 0, done.output
+    return project
+
+
+def tally(project: SiloProject) -> dict[str, Any]:
+    return json.loads((project.baselines / "TASK-001.tally.json").read_bytes())  # type: ignore[no-any-return]
+
+
+def check(project: SiloProject, *args: str) -> Any:
+    return project.cli("--color", "never", "check", "--run", "--jobs", "1", *args, "TASK-001")
+
+
+def test_record_repeat_writes_a_canonical_tally_beside_the_baselines(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    value = tally(project)
+    assert (value["rollouts"], value["passed"], value["format"]) == (10, 9, 1)
+    assert value["checks"] == {"Lead qualified": 9, "Note logged": 10, "Polite reply": 10}
+    assert value["reward"]["sum"] == 9.33  # a failing rollout scores 0.33
+    # result.json differs between a passing and a failing rollout: 9 match the recorded one
+    assert value["variants"]["state-diff.json"] == [10]
+    assert sum(value["variants"]["result.json"]) <= 10
+    data = (project.baselines / "TASK-001.tally.json").read_bytes()
+    assert data == (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()
+    assert (project.baselines / "TASK-001.result.json").is_file()
+
+
+def test_the_same_pass_rate_passes_though_the_bytes_differ(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 8, 2)
+    done = check(project, "--repeat", "10")
+    assert done.exit_code == 0, done.output
+    assert "stats gate" in done.stdout
+    assert "changed" not in done.stdout  # the byte differences of a stats task are not failures
+
+
+def test_a_drop_in_pass_rate_is_a_regression_and_a_suite_regression(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    done = check(project, "--repeat", "10")
+    assert done.exit_code == 1, done.output
+    assert "suite-regression" in done.stdout
+    assert "regression  TASK-001  9/10" in done.stdout
+    assert "1/10" in done.stdout
+
+
+def test_the_json_report_carries_tier_counts_p_values_and_pass_hat_k(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    done = check(project, "--repeat", "10", "--format", "json")
+    assert done.exit_code == 1
+    stats = json.loads(done.stdout)["stats"]
+    (task,) = stats["tasks"]
+    assert task["tier"] == "regression" and task["failed"]
+    assert task["baseline"]["passed"] == 9 and task["candidate"]["passed"] == 1
+    assert task["rollouts_used"] == 10
+    assert 0 < task["p_decline"] < 0.01
+    low, high = task["candidate"]["interval"]
+    assert low < 0.1 < high < 0.5
+    assert stats["suite"]["verdict"] == "suite-regression"
+    assert [p["k"] for p in stats["suite"]["pass_hat_k"]["candidate"]] == list(range(1, 11))
+    assert stats["suite"]["pass_hat_k"]["baseline"][0]["value"] == 0.9
+
+
+def test_suite_gate_warn_keeps_the_task_regression_only(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control, extra='suite-gate = "warn"\n' + STATS)
+    passes(control, 1, 9)
+    done = check(project, "--repeat", "10", "--format", "json")
+    stats = json.loads(done.stdout)["stats"]
+    assert stats["suite"]["verdict"] == "suite-regression" and not stats["suite"]["failed"]
+    assert stats["tasks"][0]["tier"] == "regression"  # the task's own test still fails it
+    assert done.exit_code == 1
+
+
+def test_a_missing_tally_fails_and_says_how_to_record_it(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    (project.baselines / "TASK-001.tally.json").unlink()
+    passes(control, 9, 1)
+    done = check(project, "--repeat", "4")
+    assert done.exit_code == 1, done.output
+    assert "unreliable-baseline" in done.stdout
+    assert "silo-regress record --repeat N TASK-001" in done.stdout
+
+
+def test_a_hand_edited_tally_is_a_named_error(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    path = project.baselines / "TASK-001.tally.json"
+    path.write_text(path.read_text().replace('"passed": 9', '"passed": 12'))
+    done = check(project, "--repeat", "2")
+    assert done.exit_code == 3
+    assert "baselines/TASK-001.tally.json: /passed is 12, more than the 10 rollouts" in done.output
+    assert "Traceback" not in done.output
+
+
+def test_repeat_1_under_the_stats_gate_is_a_usage_error(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    done = check(project, "--repeat", "1")
+    assert done.exit_code == 2
+    assert "--repeat 2 or more" in done.output
+
+
+def test_an_exact_task_that_varies_is_refused_with_the_config_line_that_gates_it(
+    tmp_path: Path, control: Path
+) -> None:
+    project = silo_project(tmp_path)
+    passes(control, 2, 1)
+    done = project.cli("--color", "never", "record", "--repeat", "3", "--jobs", "1", "TASK-001")
+    assert done.exit_code == 1
+    assert "[tool.silo-regress.tasks.TASK-001]" in done.stdout or "[tasks.TASK-001]" in done.stdout
+    assert 'gate = "stats"' in done.stdout
+    assert not (project.baselines / "TASK-001.tally.json").exists()
+
+
+def test_record_repeat_variants_writes_the_tally_too(tmp_path: Path, control: Path) -> None:
+    project = silo_project(tmp_path)
+    passes(control, 2, 1)
+    args = ("record", "--repeat", "3", "--variants", "--jobs", "1", "TASK-001")
+    done = project.cli(*args)
+    assert done.exit_code == 0, done.output
+    value = tally(project)
+    assert (value["rollouts"], value["passed"]) == (3, 2)
+    assert value["variants"]["result.json"] == [2, 1]
+    assert "TASK-001.tally.json: tally of 3 rollouts, 2 passed" in done.stdout
