@@ -74,7 +74,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
-        ("excerpt",),
+        ("excerpt", "statshtml"),
         ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),

@@ -155,3 +155,39 @@ def test_record_repeat_variants_writes_the_tally_too(tmp_path: Path, control: Pa
     assert (value["rollouts"], value["passed"]) == (3, 2)
     assert value["variants"]["result.json"] == [2, 1]
     assert "TASK-001.tally.json: tally of 3 rollouts, 2 passed" in done.stdout
+
+
+def test_every_format_names_the_regression_and_the_suite(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    reports = {}
+    for name in ("markdown", "github", "junit", "html"):
+        passes(control, 1, 9)
+        output = tmp_path / f"report.{name}"
+        done = check(project, "--repeat", "10", "--format", name, "--output", str(output))
+        assert done.exit_code == 1, done.output
+        reports[name] = output.read_text(encoding="utf-8")
+    markdown = reports["markdown"]
+    assert "### Stats gate" in markdown and "suite-regression" in markdown
+    assert "| TASK-001 | regression | 9/10" in markdown
+    assert "| candidate | 0.100 |" in markdown
+    github = reports["github"]
+    assert "::error title=silo-regress%3A suite-regression::" in github
+    assert "::error file=baselines/TASK-001.tally.json,title=silo-regress%3A TASK-001" in github
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(reports["junit"])
+    failures = [c for c in root.iter("testcase") if c.find("failure") is not None]
+    assert {c.get("classname") for c in failures} >= {"TASK-001", "suite"}
+    assert root.get("failures") == str(len(failures))
+    page = reports["html"]
+    assert '<section id="stats"' in page and '<svg class="passk"' in page
+    assert "9/10 (90.0%, 95% 59.6%–98.2%)" in page
+
+
+def test_check_help_states_the_whole_checks_false_alarm_guarantee() -> None:
+    from typer.testing import CliRunner
+
+    from silo_regress.cli import app
+
+    shown = " ".join(CliRunner().invoke(app, ["check", "--help"]).stdout.split())
+    assert "the whole check (suite and tasks together) fails falsely at most 5%" in shown

@@ -245,7 +245,8 @@ def check(
             metavar="N",
             help="With --run: rollouts per task (at least 1), each judged against the accepted "
             "variants; "
-            "a task passes when every rollout matches one.",
+            'a task passes when every rollout matches one. A task with gate = "stats" is '
+            "judged by its pass count instead (at least 2).",
             show_default=False,
         ),
     ] = None,
@@ -265,6 +266,12 @@ def check(
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
     Exit 0 when every artifact matches, 1 with a report when any does not.
+
+    Tasks with gate = "stats" (docs/statistics.md) are judged by pass counts over
+    --repeat N rollouts against their tally: the whole suite first, with an exact
+    stratified test at alpha 0.05, then each task by Fisher's exact test with Holm's
+    correction, only once the suite declined. With no change anywhere, the whole
+    check (suite and tasks together) fails falsely at most 5% of the time.
     """
     from silo_regress.cli.checking import CheckOptions, run_check
 

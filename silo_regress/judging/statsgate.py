@@ -117,9 +117,9 @@ def apply_stats_gate(
                 f"complete result.json ({names}); judged on the other {counted.tally.rollouts}"
             )
         candidate = counted.tally if counted.tally.rollouts else None
-        evidence.append(
-            Evidence(str(target.ref), read_baseline_tally(source, target.ref), candidate)
-        )
+        shown = config.relative(config.baselines_dir / tally_relpath(target.ref))
+        baseline = read_baseline_tally(source, target.ref)
+        evidence.append(Evidence(str(target.ref), baseline, candidate, tally_path=shown))
     # One floor for the check: the strictest configured (per-task floors differ rarely).
     floor = max(floors, key=lambda f: (f.value, f.k), default=None)
     policy = policy_for(config, Floor(floor.k, floor.value) if floor else None)

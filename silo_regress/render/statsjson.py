@@ -29,6 +29,7 @@ def _task(task: TaskJudgement) -> dict[str, Any]:
     return {
         "task": task.task,
         "tier": task.tier.value,
+        "tally": task.tally_path,
         "failed": task.failed,
         "reasons": [r.value for r in task.reasons],
         "baseline": _side(task.baseline, task.baseline_interval),

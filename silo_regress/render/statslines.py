@@ -149,3 +149,61 @@ def stats_lines(judgement: StatsJudgement, *, paint: Paint = _plain) -> list[str
     if stable:
         lines.append(f"{len(stable)} task{'s' * (len(stable) != 1)} stable")
     return lines
+
+
+def task_sentence(task: TaskJudgement) -> str:
+    """One line for an annotation or a test case: tier, counts, p."""
+    base = f"{task.baseline.passed}/{task.baseline.rollouts}" if task.baseline else "no tally"
+    cand = f"{task.candidate.passed}/{task.candidate.rollouts}" if task.candidate else "none"
+    text = f"{task.task} {task.tier.value}: passed {base} -> {cand}"
+    if task.p_decline is not None:
+        text += f" (p = {show_p(task.p_decline)}, Holm {show_p(task.p_adjusted)})"
+    if task.below_floor:
+        text += "; below the min-pass-hat-k floor"
+    return text
+
+
+def suite_sentence(suite: SuiteDecision) -> str:
+    text = (
+        f"{suite.verdict.value}: suite pass rate {percent(suite.base_rate)} -> "
+        f"{percent(suite.cand_rate)} over {_tasks(suite.tasks)} (p = {show_p(suite.p_decline)})"
+    )
+    if suite.movers:
+        text += "; fell most: " + ", ".join(m.task for m in suite.movers)
+    return text
+
+
+def markdown_lines(judgement: StatsJudgement) -> list[str]:
+    """The stats section of the Markdown report: the suite, pass^k both sides, the tasks."""
+    from silo_regress.stats.verdicts import Tier
+
+    suite = judgement.suite
+    out = ["### Stats gate", "", suite_sentence(suite), ""]
+    if suite.candidate_curve:
+        ks = [p.k for p in suite.candidate_curve]
+        out += [
+            "| | " + " | ".join(f"pass^{k}" for k in ks) + " |",
+            "|---|" + "---|" * len(ks),
+        ]
+        for name, curve in (
+            ("baseline", suite.baseline_curve),
+            ("candidate", suite.candidate_curve),
+        ):
+            values = {p.k: _number(p.value) for p in curve}
+            out.append(f"| {name} | " + " | ".join(values.get(k, "n/a") for k in ks) + " |")
+        out.append("")
+    shown = [t for t in judgement.tasks if t.tier is not Tier.STABLE or t.failed]
+    if shown:
+        out += ["| task | tier | baseline | candidate | p (Holm) |", "|---|---|---|---|---|"]
+        for task in shown:
+            p = f"{show_p(task.p_decline)} ({show_p(task.p_adjusted)})"
+            out.append(
+                f"| {task.task} | {task.tier.value}{' (below floor)' * task.below_floor} | "
+                f"{_side(task.baseline, task.baseline_interval)} | "
+                f"{_side(task.candidate, task.candidate_interval)} | {p} |"
+            )
+        out.append("")
+    stable = len(judgement.tasks) - len(shown)
+    if stable:
+        out += [f"{_tasks(stable)} stable.", ""]
+    return out

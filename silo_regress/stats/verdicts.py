@@ -102,6 +102,7 @@ class Evidence:
     task: str
     baseline: Tally | None
     candidate: Tally | None
+    tally_path: str | None = None  # where the baseline tally is (or would be), as shown
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ class TaskJudgement:
     needed_rollouts: int | None
     checks: tuple[CheckMove, ...]  # in the labels' order, those on both sides
     renamed_checks: tuple[str, ...]  # labels on one side only
+    tally_path: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -353,6 +355,7 @@ def judge_tasks(evidence: Sequence[Evidence], policy: Policy) -> StatsJudgement:
                 needed_rollouts=needed,
                 checks=checks,
                 renamed_checks=renamed,
+                tally_path=item.tally_path,
             )
         )
     return StatsJudgement(tasks=tuple(judged), suite=suite, policy=policy)
