@@ -318,6 +318,10 @@ def render_status(status: Status, *, color: bool = False) -> str:
         verdict = row.verdict.value if row.verdict else "-"
         if row.note:
             verdict = f"{verdict} ({row.note})" if row.verdict else row.note
+        if row.gate:
+            tally = f"tally {row.tally[0]}/{row.tally[1]}" if row.tally else "no tally"
+            # under "stats" the bytes decide nothing: name the tally instead
+            verdict = f"stats gate, {tally}" if row.gate == "stats" else f"{verdict} ({tally})"
         rows.append(
             (
                 str(row.task),
@@ -336,7 +340,7 @@ def render_status(status: Status, *, color: bool = False) -> str:
     out = []
     for n, r in enumerate(table):
         line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip()
-        if n and r[5] not in ("match",) and color:
+        if n and r[5] not in ("match",) and not r[5].startswith("stats gate, tally") and color:
             line = palette.paint(line, "yellow" if "untracked" in r[5] else "red")
         out.append(line)
     if not status.rows:

@@ -43,6 +43,10 @@ class StatusRow:
     note: str
     git_state: str = ""
     variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
+    # gate = "stats" or "both": the task is judged by pass counts (its tally, when
+    # recorded: passed of rollouts); its byte verdict alone decides nothing
+    gate: str = ""
+    tally: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ def build_status(
     for outcome in report.outcomes:
         by_task.setdefault(outcome.task, []).append(outcome.verdict)
     rows = [_tracked_row(t, index, by_task.get(t.ref, []), now) for t in targets]
+    if config.gates_statistically:
+        rows = _with_gates(config, source, targets, rows)
     covered = {t.key for t in targets if t.key is not None}
     covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # one row says it
     for environment, task_id in index.task_keys():
@@ -91,6 +97,28 @@ def build_status(
         )
     rows.sort(key=lambda r: (r.task.task_id, r.environment or ""))
     return Status(rows=tuple(rows), report=report)
+
+
+def _with_gates(
+    config: Config, source: BaselineSource, targets: Sequence[Target], rows: list[StatusRow]
+) -> list[StatusRow]:
+    """Mark the tasks the stats gate judges, with their tally's counts."""
+    from dataclasses import replace
+
+    from silo_regress.judging.statsgate import gated_targets, read_baseline_tally
+
+    gated = {t.ref: t for t in gated_targets(config, targets)}
+    marked = []
+    for row in rows:
+        target = gated.get(row.task)
+        if target is None or target.key is None:
+            marked.append(row)
+            continue
+        gate = config.task_settings(target.ref, environment=target.key[0]).gate.value
+        tally = read_baseline_tally(source, target.ref)
+        counts = (tally.passed, tally.rollouts) if tally is not None else None
+        marked.append(replace(row, gate=gate, tally=counts))
+    return marked
 
 
 def _tracked_row(
