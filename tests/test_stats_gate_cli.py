@@ -191,3 +191,39 @@ def test_check_help_states_the_whole_checks_false_alarm_guarantee() -> None:
 
     shown = " ".join(CliRunner().invoke(app, ["check", "--help"]).stdout.split())
     assert "the whole check (suite and tasks together) fails falsely at most 5%" in shown
+
+
+def test_repeat_until_decided_stops_a_clear_regression_early(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 0, 40)
+    args = ("--repeat", "4", "--repeat-until-decided", "--max-repeat", "40", "--format", "json")
+    done = check(project, *args)
+    assert done.exit_code == 1, done.output
+    (task,) = json.loads(done.stdout)["stats"]["tasks"]
+    assert task["tier"] == "regression" and "decided-sequentially" in task["reasons"]
+    assert 4 <= task["rollouts_used"] < 40
+    assert task["rollouts_used"] % 4 == 0  # whole rounds
+
+
+def test_repeat_until_decided_runs_no_more_rollouts_for_a_stable_task_than_the_cap(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 9, 1)
+    before = len(list(project.runs_dir.iterdir()))
+    done = check(project, "--repeat", "4", "--repeat-until-decided", "--max-repeat", "12")
+    made = len(list(project.runs_dir.iterdir())) - before
+    assert made <= 12 and made % 4 == 0
+    assert "sequential (--repeat-until-decided)" in done.stdout
+    assert f"rollouts used: TASK-001 {made}" in done.stdout
+    assert done.exit_code == 0, done.output
+
+
+def test_repeat_until_decided_refuses_k_below_m_and_a_missing_cap(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    below = check(project, "--repeat", "8", "--repeat-until-decided", "--max-repeat", "4")
+    assert below.exit_code == 2 and "give K at least M" in below.output
+    no_cap = check(project, "--repeat-until-decided")
+    assert no_cap.exit_code == 2 and "needs --run and --max-repeat K" in no_cap.output

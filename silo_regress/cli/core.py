@@ -262,6 +262,25 @@ def check(
             help="Judge runs made from other inputs (stale-run) anyway, with a warning.",
         ),
     ] = False,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--repeat-until-decided",
+            help='With --run and --max-repeat: run the rollouts of gate = "stats" tasks in '
+            "rounds of --repeat N (default 4) and stop each task once its sequential test "
+            "decides; undecided at --max-repeat is suspect.",
+        ),
+    ] = False,
+    max_repeat: Annotated[
+        int | None,
+        typer.Option(
+            "--max-repeat",
+            callback=at_least(1),
+            metavar="K",
+            help="With --repeat-until-decided: at most K rollouts per task.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
@@ -272,6 +291,8 @@ def check(
     stratified test at alpha 0.05, then each task by Fisher's exact test with Holm's
     correction, only once the suite declined. With no change anywhere, the whole
     check (suite and tasks together) fails falsely at most 5% of the time.
+    With --repeat-until-decided, each task's sequential test runs at 0.05 / (2 m)
+    over m tasks and the suite at 0.025 on every rollout made.
     """
     from silo_regress.cli.checking import CheckOptions, run_check
 
@@ -292,6 +313,8 @@ def check(
         fail_on=fail_on,
         allow_stale=allow_stale,
         repeat=repeat,
+        until_decided=until_decided,
+        max_repeat=max_repeat,
     )
     return run_check(globals_of(ctx), options)
 

@@ -107,6 +107,9 @@ def task_line(task: TaskJudgement, *, paint: Paint = _plain) -> list[str]:
         Reason.CANDIDATE_MISSING: "no rollout of this check left a result",
         Reason.CANNOT_DECLINE: "the baseline never passed: it cannot decline",
         Reason.CHECK_DECLINED: "a check fell though `passed` did not",
+        Reason.UNDECIDED: "its sequential test was still undecided at --max-repeat",
+        Reason.DECIDED_SEQUENTIALLY: "decided by its sequential test after "
+        f"{task.candidate.rollouts if task.candidate else 0} rollouts",
     }
     lines += [f"  {notes[r]}" for r in task.reasons]
     if task.tier is Tier.INSUFFICIENT_DATA and task.candidate is not None:
@@ -137,9 +140,17 @@ def stats_lines(judgement: StatsJudgement, *, paint: Paint = _plain) -> list[str
     from silo_regress.stats.verdicts import Tier
 
     alpha = judgement.policy.alpha
-    lines = [
-        f"stats gate (alpha {alpha:g} for the whole check: the suite first, then tasks with Holm)"
-    ]
+    design = "sequential tests" if judgement.policy.sequential else "then tasks with Holm"
+    lines = [f"stats gate (alpha {alpha:g} for the whole check: the suite, {design})"]
+    if judgement.policy.sequential:
+        used = ", ".join(
+            f"{t.task} {t.candidate.rollouts if t.candidate else 0}" for t in judgement.tasks
+        )
+        lines.append(
+            "sequential (--repeat-until-decided): each task stopped once its test decided, "
+            f"at alpha {alpha:g} / (2 x {len(judgement.tasks)}); the suite tested at "
+            f"{judgement.policy.suite_alpha:g} on every rollout made; rollouts used: {used}"
+        )
     lines += suite_lines(judgement.suite, paint=paint)
     stable = [t for t in judgement.tasks if t.tier is Tier.STABLE and not t.failed]
     for task in judgement.tasks:

@@ -146,6 +146,20 @@ def calibrated_design(
     raise ValueError(f"no design meets alpha={alpha}, beta={beta} within {max_rollouts} rollouts")
 
 
+def size_calibrated_design(
+    p0: float, p1: float, *, alpha: float, beta: float, round_size: int, max_rollouts: int
+) -> Design:
+    """A design whose exact false-alarm rate at p0 is at most ``alpha``, whatever its
+    power: for a cap too small to reach 1 - beta (undecided tasks end ``suspect``)."""
+    nominal = alpha
+    for _ in range(200):
+        design = Design(p0, p1, nominal, beta, round_size, max_rollouts)
+        if operating_characteristic(design, rate=p0).regression <= alpha:
+            return design
+        nominal *= 0.8
+    raise ValueError(f"no design keeps alpha={alpha} within {max_rollouts} rollouts")
+
+
 def binomial_cdf(k: int, n: int, rate: float) -> float:
     """P(Bin(n, rate) <= k)."""
     return math.fsum(math.comb(n, x) * rate**x * (1 - rate) ** (n - x) for x in range(k + 1))

@@ -21,7 +21,7 @@ threshold the user sets, not a test.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,6 +37,7 @@ from silo_regress.stats.exact import (
 from silo_regress.stats.intervals import Interval, wilson
 from silo_regress.stats.multiplicity import holm_adjust
 from silo_regress.stats.passk import SuitePoint, pass_hat_k, suite_curve
+from silo_regress.stats.sequential import Decision
 from silo_regress.stats.tally import Tally
 
 MIN_BASELINE_ROLLOUTS = 3
@@ -62,6 +63,8 @@ class Reason(enum.StrEnum):
     CANDIDATE_MISSING = "candidate-missing"
     CANNOT_DECLINE = "cannot-decline"  # the baseline never passed
     CHECK_DECLINED = "check-declined"  # stable on `passed`, but a check fell (raw p <= alpha)
+    UNDECIDED = "undecided"  # --repeat-until-decided reached --max-repeat undecided
+    DECIDED_SEQUENTIALLY = "decided-sequentially"  # its sequential test stopped it
 
 
 class SuiteGate(enum.StrEnum):
@@ -93,6 +96,14 @@ class Policy:
     floor: Floor | None = None
     suite_gate: SuiteGate = SuiteGate.FAIL
     min_baseline: int = MIN_BASELINE_ROLLOUTS
+    # --repeat-until-decided: each task's tier is its sequential test's decision, taken
+    # at alpha / (2 m); the suite is tested at alpha / 2 on every rollout made.
+    sequential: bool = False
+
+    @property
+    def suite_alpha(self) -> float:
+        """The level of the suite test and of the fixed-sample task tests."""
+        return self.alpha / 2 if self.sequential else self.alpha
 
 
 @dataclass(frozen=True)
@@ -273,8 +284,18 @@ def _pass_hat_k(baseline: Tally | None, candidate: Tally | None, k: int) -> Pass
     return PassHatK(k, value(baseline), value(candidate))
 
 
-def judge_tasks(evidence: Sequence[Evidence], policy: Policy) -> StatsJudgement:
-    """Tiers for every task and the suite decision, by the gated design above."""
+def judge_tasks(
+    evidence: Sequence[Evidence],
+    policy: Policy,
+    *,
+    decisions: Mapping[str, Decision] | None = None,
+) -> StatsJudgement:
+    """Tiers for every task and the suite decision, by the gated design above.
+
+    With ``decisions`` (``--repeat-until-decided``, ``policy.sequential``), a task its
+    sequential test decided takes that tier (``regression`` or ``stable``, or
+    ``improvement`` by Fisher's test), and one it left undecided is ``suspect``.
+    """
     testable = [
         e
         for e in evidence
@@ -310,7 +331,16 @@ def judge_tasks(evidence: Sequence[Evidence], policy: Policy) -> StatsJudgement:
             p_down, p_up, p_adj = decline_p(table), increase_p(table), adjusted[item.task]
             checks, renamed = _checks(item.baseline, item.candidate)
             floor_p = smallest_p_at(table.base_passed, table.base_rollouts, table.cand_rollouts)
-            if gate_open and p_adj <= policy.alpha:
+            decided = (decisions or {}).get(item.task)
+            if decided is Decision.REGRESSION:
+                tier, reasons = Tier.REGRESSION, [Reason.DECIDED_SEQUENTIALLY]
+            elif decided is Decision.CONTINUE:
+                tier, reasons = Tier.SUSPECT, [Reason.UNDECIDED]
+            elif decided is Decision.STABLE:
+                improved = up_adjusted[item.task] <= policy.alpha
+                tier = Tier.IMPROVEMENT if improved else Tier.STABLE
+                reasons = [Reason.DECIDED_SEQUENTIALLY]
+            elif gate_open and p_adj <= policy.suite_alpha:
                 tier = Tier.REGRESSION
             elif up_adjusted[item.task] <= policy.alpha:
                 tier = Tier.IMPROVEMENT
@@ -379,12 +409,13 @@ def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
     verdict = SuiteVerdict.NOT_TESTED
     if tables and policy.suite_gate is not SuiteGate.OFF:
         p_down = stratified_decline_p(tables)
+        alpha = policy.suite_alpha
         # A suite that declined significantly cannot also have improved: its increase
         # is not tested (None), which saves a convolution as long as the decline's.
-        p_up = None if p_down <= policy.alpha else stratified_increase_p(tables)
-        if p_down <= policy.alpha:
+        p_up = None if p_down <= alpha else stratified_increase_p(tables)
+        if p_down <= alpha:
             verdict = SuiteVerdict.REGRESSION
-        elif p_up is not None and p_up <= policy.alpha:
+        elif p_up is not None and p_up <= alpha:
             verdict = SuiteVerdict.IMPROVEMENT
         else:
             verdict = SuiteVerdict.STABLE
