@@ -227,3 +227,20 @@ def test_repeat_until_decided_refuses_k_below_m_and_a_missing_cap(
     assert below.exit_code == 2 and "give K at least M" in below.output
     no_cap = check(project, "--repeat-until-decided")
     assert no_cap.exit_code == 2 and "needs --run and --max-repeat K" in no_cap.output
+
+
+def test_require_power_fails_a_task_too_few_rollouts_could_decide(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    path = project.baselines / "TASK-001.tally.json"  # 5 of 10: 0 of 2 would be p = 0.32
+    path.write_text(path.read_text().replace('"passed": 9', '"passed": 5'), encoding="utf-8")
+    passes(control, 2, 0)
+    warned = check(project, "--repeat", "2")
+    assert warned.exit_code == 0, warned.output
+    assert "insufficient-data  TASK-001" in warned.stdout
+    assert "rollouts could (--repeat" in warned.stdout
+    passes(control, 2, 0)
+    failed = check(project, "--repeat", "2", "--require-power")
+    assert failed.exit_code == 1
+    assert "--require-power asks for rollouts that could decide" in failed.stdout

@@ -53,6 +53,7 @@ class CheckOptions:
     repeat: int | None = None  # rollouts per task with run_first, each judged on its own
     until_decided: bool = False  # --repeat-until-decided: rounds of `repeat` rollouts
     max_repeat: int | None = None  # --max-repeat K: the cap on a task's rollouts
+    require_power: bool = False  # insufficient-data fails a stats task
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
@@ -180,7 +181,14 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.judging.statsgate import apply_stats_gate
 
         report = apply_stats_gate(
-            config, source, index, report, targets=targets, pins=pinned, decisions=decisions
+            config,
+            source,
+            index,
+            report,
+            targets=targets,
+            pins=pinned,
+            decisions=decisions,
+            require_power=options.require_power,
         )
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))

@@ -281,6 +281,14 @@ def check(
             show_default=False,
         ),
     ] = None,
+    require_power: Annotated[
+        bool,
+        typer.Option(
+            "--require-power",
+            help='Fail a gate = "stats" task whose rollouts were too few to show any '
+            "regression (insufficient-data), instead of warning.",
+        ),
+    ] = False,
 ) -> int:
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
@@ -315,6 +323,7 @@ def check(
         repeat=repeat,
         until_decided=until_decided,
         max_repeat=max_repeat,
+        require_power=require_power,
     )
     return run_check(globals_of(ctx), options)
 

@@ -84,12 +84,15 @@ def _variant_counts(report: Report, ref: TaskRef) -> dict[str, list[int]]:
     return counts
 
 
-def policy_for(config: Config, floor_of: Floor | None, *, sequential: bool = False) -> Policy:
+def policy_for(
+    config: Config, floor_of: Floor | None, *, sequential: bool = False, require_power: bool = False
+) -> Policy:
     return Policy(
         k=floor_of.k if floor_of is not None else 1,
         floor=floor_of,
         suite_gate=SuiteGate(config.suite_gate.value),
         sequential=sequential,
+        require_power=require_power,
     )
 
 
@@ -158,6 +161,7 @@ def apply_stats_gate(
     targets: Sequence[Target],
     pins: Sequence[dict[tuple[str, str], Run]] | None,
     decisions: dict[TaskRef, Decision] | None = None,
+    require_power: bool = False,
 ) -> Report:
     """``report`` with the gated tasks judged statistically (its ``stats`` set)."""
     gated = gated_targets(config, targets)
@@ -193,7 +197,10 @@ def apply_stats_gate(
     floor = max(floors, key=lambda f: (f.value, f.k), default=None)
     sequential = decisions is not None
     policy = policy_for(
-        config, Floor(floor.k, floor.value) if floor else None, sequential=sequential
+        config,
+        Floor(floor.k, floor.value) if floor else None,
+        sequential=sequential,
+        require_power=require_power,
     )
     by_name = {str(ref): d for ref, d in (decisions or {}).items()}
     judged: StatsJudgement = judge_tasks(evidence, policy, decisions=by_name)

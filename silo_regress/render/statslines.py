@@ -125,6 +125,8 @@ def task_line(task: TaskJudgement, *, paint: Paint = _plain) -> list[str]:
         )
     if task.below_floor:
         lines.append(paint("  below the min-pass-hat-k floor", "red"))
+    if task.underpowered:
+        lines.append(paint("  fails: --require-power asks for rollouts that could decide", "red"))
     for check in task.declined_checks:
         lines.append(
             f"  check {check.label!r}: {check.base_passed}/{check.base_rollouts} -> "

@@ -99,6 +99,8 @@ class Policy:
     # --repeat-until-decided: each task's tier is its sequential test's decision, taken
     # at alpha / (2 m); the suite is tested at alpha / 2 on every rollout made.
     sequential: bool = False
+    # --require-power: a task that could not have shown a regression fails
+    require_power: bool = False
 
     @property
     def suite_alpha(self) -> float:
@@ -156,13 +158,19 @@ class TaskJudgement:
     checks: tuple[CheckMove, ...]  # in the labels' order, those on both sides
     renamed_checks: tuple[str, ...]  # labels on one side only
     tally_path: str | None = None
+    power_required: bool = False  # --require-power: insufficient-data fails
+
+    @property
+    def underpowered(self) -> bool:
+        """insufficient-data while --require-power asks for tests that could decide."""
+        return self.power_required and self.tier is Tier.INSUFFICIENT_DATA
 
     @property
     def failed(self) -> bool:
         """A regression, a pass^k below the floor, or no baseline tally at all: a stats
         gate that passed without its evidence would pass a deleted tally."""
         missing = Reason.BASELINE_MISSING in self.reasons
-        return self.tier is Tier.REGRESSION or self.below_floor or missing
+        return self.tier is Tier.REGRESSION or self.below_floor or missing or self.underpowered
 
     @property
     def declined_checks(self) -> tuple[CheckMove, ...]:
@@ -386,6 +394,7 @@ def judge_tasks(
                 checks=checks,
                 renamed_checks=renamed,
                 tally_path=item.tally_path,
+                power_required=policy.require_power,
             )
         )
     return StatsJudgement(tasks=tuple(judged), suite=suite, policy=policy)
