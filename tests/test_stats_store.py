@@ -69,3 +69,32 @@ def test_check_against_a_commit_reads_the_tally_committed_there(
     task = json.loads(against.stdout)["stats"]["tasks"][0]
     assert task["baseline"]["passed"] == 9 and task["tier"] == "regression"
     assert against.exit_code == 1
+
+
+def test_status_marks_an_exact_task_recorded_from_rollouts_that_differ(
+    tmp_path: Path, control: Path
+) -> None:
+    from test_runner import silo_project
+
+    project = silo_project(tmp_path)
+    passes(control, 2, 1)
+    forced = project.cli("record", "--repeat", "3", "--force", "--jobs", "1", "TASK-001")
+    assert forced.exit_code == 0, forced.output
+    row = next(line for line in project.cli("status").stdout.splitlines() if "TASK-001" in line)
+    assert "varies" in row
+
+
+def test_a_rollout_that_crashed_mid_round_is_named_and_left_out(
+    tmp_path: Path, control: Path
+) -> None:
+    from test_runner import behave
+
+    project = recorded(tmp_path, control)
+    behave(control, **{"TASK-001": {"mode": "vary", "modes": ["ok", "crash", "ok", "ok"]}})
+    from test_check_repeat import restart_count
+
+    restart_count(control)
+    done = check(project, "--repeat", "4", "--format", "json")
+    assert "1 of 4 rollouts left no complete result.json" in done.stderr, done.output
+    task = json.loads(done.stdout)["stats"]["tasks"][0]
+    assert task["rollouts_used"] == 3 and task["candidate"]["passed"] == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from silo_regress.judging.judge import check
 from silo_regress.judging.outcome import Report, Verdict
@@ -75,7 +76,7 @@ def build_status(
     for outcome in report.outcomes:
         by_task.setdefault(outcome.task, []).append(outcome.verdict)
     rows = [_tracked_row(t, index, by_task.get(t.ref, []), now) for t in targets]
-    if config.gates_statistically:
+    if config.gates_statistically or _has_tallies(config):
         rows = _with_gates(config, source, targets, rows)
     covered = {t.key for t in targets if t.key is not None}
     covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # one row says it
@@ -111,14 +112,38 @@ def _with_gates(
     marked = []
     for row in rows:
         target = gated.get(row.task)
-        if target is None or target.key is None:
-            marked.append(row)
+        if target is not None and target.key is not None:
+            gate = config.task_settings(target.ref, environment=target.key[0]).gate.value
+            tally = read_baseline_tally(source, target.ref)
+            counts = (tally.passed, tally.rollouts) if tally is not None else None
+            marked.append(replace(row, gate=gate, tally=counts))
             continue
-        gate = config.task_settings(target.ref, environment=target.key[0]).gate.value
-        tally = read_baseline_tally(source, target.ref)
-        counts = (tally.passed, tally.rollouts) if tally is not None else None
-        marked.append(replace(row, gate=gate, tally=counts))
+        tally = read_baseline_tally(source, row.task) if row.baselines else None
+        if tally is not None and tally.varied:
+            # recorded with --force: a byte baseline of a task whose rollouts differ
+            marked.append(
+                replace(row, note=row.note or "varies", tally=(tally.passed, tally.rollouts))
+            )
+        else:
+            marked.append(row)
     return marked
+
+
+def _has_tallies(config: Config) -> bool:
+    """Whether any tally lies in the baselines directory (a cheap look, no parse)."""
+    import os
+
+    def names(directory: Path) -> list[str]:
+        try:
+            return os.listdir(directory)
+        except OSError:  # not there, not a directory, not readable: no tally to show
+            return []
+
+    top = names(config.baselines_dir)
+    folders = [config.baselines_dir / n for n in top if not n.startswith(".") and "." not in n]
+    return any(n.endswith(".tally.json") for n in top) or any(
+        m.endswith(".tally.json") for folder in folders for m in names(folder)
+    )
 
 
 def _tracked_row(

@@ -68,6 +68,12 @@ class Tally:
         return frozenset(self._check_map)
 
     @property
+    def varied(self) -> bool:
+        """Whether the rollouts differed in a recorded artifact: some matched a later
+        variant, or none (byte-exact gating cannot hold for such a task)."""
+        return any(len(counts) > 1 or sum(counts) < self.rollouts for _, counts in self.variants)
+
+    @property
     def rate(self) -> float:
         return self.passed / self.rollouts if self.rollouts else 0.0
 
