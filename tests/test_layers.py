@@ -71,7 +71,11 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("recorder",),
         ("formatter", "reviewing"),
     ],
-    "silo_regress.reports": [("overview", "merger", "reconstruction"), ("history",)],
+    "silo_regress.reports": [
+        ("statsmerge",),
+        ("overview", "merger", "reconstruction"),
+        ("history",),
+    ],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
         ("excerpt", "statshtml"),

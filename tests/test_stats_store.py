@@ -98,3 +98,45 @@ def test_a_rollout_that_crashed_mid_round_is_named_and_left_out(
     assert "1 of 4 rollouts left no complete result.json" in done.stderr, done.output
     task = json.loads(done.stdout)["stats"]["tasks"][0]
     assert task["rollouts_used"] == 3 and task["candidate"]["passed"] == 3
+
+
+def test_merge_judges_every_shards_stats_tasks_as_one_suite(tmp_path: Path, control: Path) -> None:
+    from test_runner import silo_project
+
+    gated = '\n[tool.silo-regress.tasks.TASK-001]\ngate = "stats"\n'
+    gated += '[tool.silo-regress.tasks.TASK-003]\ngate = "stats"\n'  # shard 1 of 2; 001: 2
+    project = silo_project(tmp_path, gated)
+    passes(control, 9, 1)
+    args = ("record", "--repeat", "10", "--jobs", "1", "TASK-001", "TASK-003")
+    assert project.cli(*args).exit_code == 0
+    reports = []
+    for k in (1, 2):
+        passes(control, 1, 9)
+        path = tmp_path / f"shard-{k}.json"
+        done = project.cli(
+            "check",
+            "--run",
+            "--repeat",
+            "10",
+            "--jobs",
+            "1",
+            "--shard",
+            f"{k}/2",
+            "--format",
+            "json",
+            "-o",
+            str(path),
+            "TASK-001",
+            "TASK-003",
+        )
+        assert done.exit_code in (0, 1), done.output
+        reports.append(str(path))
+    documents = [json.loads(Path(p).read_text()) for p in reports]
+    judged = [len(d["stats"]["tasks"]) if "stats" in d else 0 for d in documents]
+    assert judged == [1, 1]  # each task judged by its own shard
+    merged = project.cli("merge", *reports, "--format", "json")
+    stats = json.loads(merged.stdout)["stats"]
+    assert {t["task"] for t in stats["tasks"]} == {"TASK-001", "TASK-003"}
+    assert stats["suite"]["tasks"] == 2
+    assert stats["suite"]["verdict"] == "suite-regression"  # TASK-001 fell to 1 in 10
+    assert merged.exit_code == 1

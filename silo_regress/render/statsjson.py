@@ -85,8 +85,18 @@ def _suite(suite: SuiteDecision) -> dict[str, Any]:
 
 
 def stats_json(judgement: StatsJudgement) -> dict[str, Any]:
+    policy = judgement.policy
+    floor = policy.floor
     return {
-        "alpha": judgement.policy.alpha,
+        "alpha": policy.alpha,
+        # what merge needs to judge the shards' tasks again as one suite
+        "policy": {
+            "suite_gate": policy.suite_gate.value,
+            "sequential": policy.sequential,
+            "require_power": policy.require_power,
+            "k": policy.k,
+            "floor": {"k": floor.k, "value": floor.value} if floor else None,
+        },
         "failed": judgement.failed,
         "suite": _suite(judgement.suite),
         "tasks": [_task(t) for t in judgement.tasks],

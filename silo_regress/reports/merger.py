@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from silo_regress.behaviour.codec import NoteError, note_from_json
 from silo_regress.behaviour.notes import Note, Worded
@@ -31,6 +31,9 @@ from silo_regress.judging.outcome import (
 from silo_regress.project.taskref import TaskRef, parse_ref
 from silo_regress.runs.provenance import Provenance
 from silo_regress.store.baselines import INDEX_LABEL
+
+if TYPE_CHECKING:
+    from silo_regress.stats.verdicts import StatsJudgement
 
 REPORT_VERSION = 1
 REPORT_LIMIT = 1 << 28  # far beyond any report of a real suite; /dev/zero stops here
@@ -88,11 +91,17 @@ def load_report(data: bytes, *, source: str) -> Report:
                     "(a check --run --repeat report)"
                 )
     origins = list(dict.fromkeys(o.baseline_source for o in outcomes if o.baseline_source))
+    stats = None
+    if document.get("stats") is not None:  # the stats gate (docs/statistics.md)
+        from silo_regress.reports.statsmerge import judge_again, read_stats
+
+        stats = judge_again([read_stats(document["stats"], source)])
     return Report(
         outcomes=outcomes,
         shard=_shard(document.get("shard"), source),
         source=origins[0] if len(origins) == 1 else WORKING_TREE,
         repeat=repeat,
+        stats=stats,
     )
 
 
@@ -362,7 +371,30 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         warnings=tuple(warnings),
         source=sources[0] if len(sources) == 1 else _mixed(sources),
         repeat=reports[0][1].repeat,
+        stats=_merged_stats(reports),
     )
+
+
+def _merged_stats(reports: Sequence[tuple[str, Report]]) -> StatsJudgement | None:
+    """One suite decision over every shard's stats tasks (issue 28), judged again."""
+    judged = [(name, r.stats) for name, r in reports if r.stats is not None]
+    if not judged:
+        return None
+    from silo_regress.reports.statsmerge import decisions_of, judge_again
+    from silo_regress.stats.verdicts import Evidence
+
+    seen: dict[str, str] = {}
+    parts = []
+    for name, stats in judged:
+        for task in stats.tasks:
+            if seen.setdefault(task.task, name) != name:
+                raise InputError(
+                    f"{name}: stats task {task.task} is also in {seen[task.task]}; every task "
+                    "must be checked by exactly one shard"
+                )
+        evidence = [Evidence(t.task, t.baseline, t.candidate, t.tally_path) for t in stats.tasks]
+        parts.append((stats.policy, evidence, decisions_of(stats)))
+    return judge_again(parts)
 
 
 def _mixed(sources: Sequence[BaselineOrigin]) -> BaselineOrigin:
