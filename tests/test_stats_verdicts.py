@@ -190,12 +190,14 @@ def _binomial(n: int, rate: float) -> list[float]:
 
 
 def _rejection_chance(n1: int, base: float, n2: int, cand: float) -> float:
-    """Exactly: the chance that one task's one-sided Fisher test rejects at 0.05."""
+    """Exactly: the chance that the gate fails a suite of one task. Its stratified test
+    is the task's Fisher test, at 0.9 alpha; its Bonferroni branch at 0.1 alpha adds
+    nothing for one task; then Holm at alpha: a regression iff p <= 0.045."""
     return math.fsum(
         wa * wc
         for a, wa in enumerate(_binomial(n1, base))
         for c, wc in enumerate(_binomial(n2, cand))
-        if decline_p(Table(a, n1, c, n2)) <= 0.05
+        if decline_p(Table(a, n1, c, n2)) <= 0.9 * 0.05
     )
 
 
@@ -286,3 +288,18 @@ def test_the_exact_operating_characteristic_matches_simulation() -> None:
         error = 3 * math.sqrt(exact.regression * (1 - exact.regression) / runs) + 1 / runs
         assert abs(regressions / runs - exact.regression) <= error
         assert used / runs == pytest.approx(exact.mean_rollouts, rel=0.05)
+
+
+def test_one_task_that_fell_hard_fails_a_suite_that_rose_elsewhere() -> None:
+    """The Bonferroni branch of the global step: the stratified sum barely moves (others
+    rose), the smallest task p times m is far below 0.1 alpha."""
+    evidence = [Evidence("FELL", _t(10, 10), _t(0, 10))] + [
+        Evidence(f"R{i}", _t(3, 10), _t(6, 10)) for i in range(20)
+    ]
+    judged = judge_tasks(evidence, Policy())
+    suite = judged.suite
+    assert suite.p_decline is not None and suite.p_decline > 0.05
+    assert suite.p_task is not None and suite.p_task <= 0.005
+    assert suite.verdict is SuiteVerdict.REGRESSION
+    assert judged.tasks[0].tier is Tier.REGRESSION
+    assert all(t.tier is not Tier.REGRESSION for t in judged.tasks[1:])

@@ -65,6 +65,7 @@ def _suite(suite: SuiteDecision) -> dict[str, Any]:
         "failed": suite.failed,
         "tasks": suite.tasks,
         "p_decline": suite.p_decline,
+        "p_task": suite.p_task,
         "p_increase": suite.p_increase,
         "baseline": {"passed": suite.base_passed, "rollouts": suite.base_rollouts},
         "candidate": {"passed": suite.cand_passed, "rollouts": suite.cand_rollouts},

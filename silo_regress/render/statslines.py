@@ -51,6 +51,7 @@ def suite_lines(suite: SuiteDecision, *, paint: Paint = _plain) -> list[str]:
         f"{paint(word, *(colour,) if colour else ())}: {_tasks(suite.tasks)}, "
         f"{suite.down} fell and {suite.up} rose; suite pass rate {percent(suite.base_rate)} "
         f"-> {percent(suite.cand_rate)} (p = {show_p(suite.p_decline)}, exact stratified test; "
+        f"smallest task p x {suite.tasks} = {show_p(suite.p_task)}; "
         f"sign test p = {show_p(suite.sign_p)})"
     ]
     if suite.movers and suite.verdict is SuiteVerdict.REGRESSION:

@@ -3,16 +3,20 @@
 The false-alarm guarantee of one check, counting the suite decision together with
 the per-task tests (the "gated" design, a closed test):
 
-1. The suite is tested first, at ``alpha``, with the exact stratified test of decline
-   over the tasks judged statistically (:func:`~silo_regress.stats.exact.stratified_decline_p`).
+1. The suite ("no task declined") is tested first, at ``alpha``: it declined when the
+   exact stratified test of decline over the tasks judged statistically
+   (:func:`~silo_regress.stats.exact.stratified_decline_p`) has p <= 0.9 alpha, or when
+   the smallest task p-value times the number of tasks is <= 0.1 alpha (Bonferroni).
+   Under no change each branch errs at most at its share: together at most ``alpha``.
 2. Only when it rejects can a task be a ``regression``: the tasks' one-sided Fisher p-values,
    Holm-adjusted across the tasks, at ``alpha``.
 
-With no change anywhere, a false alarm of either kind needs step 1 to reject: the
-whole check's false-alarm rate is at most ``alpha``. When some tasks did decline, the
-suite's rejection is no error, and the tasks that did not decline are protected by
-Holm alone at ``alpha``: the family-wise error rate is at most ``alpha`` in the strong
-sense. With ``suite-gate = "off"`` the suite is not tested and the tasks are Holm at
+This is a closed test (step 1 is the local test of the intersection of all the tasks'
+hypotheses, Holm's steps at ``alpha`` those of every smaller intersection): with no
+change anywhere, a false alarm of either kind needs step 1 to reject, so the whole
+check's false-alarm rate is at most ``alpha``; when some tasks did decline, the
+family-wise error rate over the tasks that did not is at most ``alpha`` (strong
+control). With ``suite-gate = "off"`` the suite is not tested and the tasks are Holm at
 ``alpha`` on their own (the same guarantee). ``suspect`` and ``improvement`` never fail
 a check and are outside the guarantee; so is the ``min-pass-hat-k`` floor, which is a
 threshold the user sets, not a test.
@@ -101,6 +105,9 @@ class Policy:
     sequential: bool = False
     # --require-power: a task that could not have shown a regression fails
     require_power: bool = False
+    # The global step's split: the stratified test gets this share of alpha, the
+    # Bonferroni-corrected smallest task p the rest (bench/power.py chose 0.9).
+    suite_share: float = 0.9
 
     @property
     def suite_alpha(self) -> float:
@@ -196,7 +203,8 @@ class SuiteDecision:
     verdict: SuiteVerdict
     gate: SuiteGate
     tasks: int  # judged statistically (with both tallies)
-    p_decline: float | None
+    p_decline: float | None  # the exact stratified test, at suite_share x alpha
+    p_task: float | None  # m x the smallest task p, at (1 - suite_share) x alpha
     p_increase: float | None
     base_passed: int
     base_rollouts: int
@@ -414,15 +422,21 @@ def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
     )[:_MOVERS]
     up_to = max((c.rollouts for _, _, c in pairs), default=0)
     base_up_to = max((b.rollouts for _, b, _ in pairs), default=0)
-    p_down = p_up = None
+    p_down = p_up = p_task = None
     verdict = SuiteVerdict.NOT_TESTED
     if tables and policy.suite_gate is not SuiteGate.OFF:
         p_down = stratified_decline_p(tables)
         alpha = policy.suite_alpha
+        # The other branch of the closed test's global step: the smallest task p,
+        # Bonferroni-corrected (a few tasks that fell hard, in a suite that barely moved).
+        p_task = min(1.0, len(tables) * min(decline_p(t) for t in tables))
+        declined = p_down <= policy.suite_share * alpha or (
+            p_task <= (1 - policy.suite_share) * alpha
+        )
         # A suite that declined significantly cannot also have improved: its increase
         # is not tested (None), which saves a convolution as long as the decline's.
-        p_up = None if p_down <= alpha else stratified_increase_p(tables)
-        if p_down <= alpha:
+        p_up = None if declined else stratified_increase_p(tables)
+        if declined:
             verdict = SuiteVerdict.REGRESSION
         elif p_up is not None and p_up <= alpha:
             verdict = SuiteVerdict.IMPROVEMENT
@@ -433,6 +447,7 @@ def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
         gate=policy.suite_gate,
         tasks=len(tables),
         p_decline=p_down,
+        p_task=p_task,
         p_increase=p_up,
         base_passed=sum(t.base_passed for t in tables),
         base_rollouts=sum(t.base_rollouts for t in tables),
