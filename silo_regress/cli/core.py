@@ -295,10 +295,11 @@ def check(
     Exit 0 when every artifact matches, 1 with a report when any does not.
 
     Tasks with gate = "stats" (docs/statistics.md) are judged by pass counts over
-    --repeat N rollouts against their tally: the whole suite first, with an exact
-    stratified test at alpha 0.05, then each task by Fisher's exact test with Holm's
-    correction, only once the suite declined. With no change anywhere, the whole
-    check (suite and tasks together) fails falsely at most 5% of the time.
+    --repeat N rollouts against their tally: the whole suite first (an exact
+    stratified test at 0.045, or the smallest task p times the task count at
+    0.005), then each task by Fisher's exact test with Holm's correction at 0.05,
+    only once the suite declined. With no change anywhere, the whole check (suite
+    and tasks together) fails falsely at most 5% of the time.
     With --repeat-until-decided, each task's sequential test runs at 0.05 / (2 m)
     over m tasks and the suite at 0.025 on every rollout made.
     """
