@@ -244,3 +244,17 @@ def test_require_power_fails_a_task_too_few_rollouts_could_decide(
     failed = check(project, "--repeat", "2", "--require-power")
     assert failed.exit_code == 1
     assert "--require-power asks for rollouts that could decide" in failed.stdout
+
+
+def test_gate_both_keeps_the_byte_exact_rule_beside_the_pass_counts(
+    tmp_path: Path, control: Path
+) -> None:
+    both = '\n[tool.silo-regress.tasks.TASK-001]\ngate = "both"\n'
+    project = recorded(tmp_path, control, extra=both)  # the newest recorded rollout failed
+    passes(control, 4, 0)
+    done = check(project, "--repeat", "4", "--format", "json")
+    document = json.loads(done.stdout)
+    assert document["stats"]["tasks"][0]["tier"] == "stable"
+    statuses = {r["artifact"]: r["status"] for r in document["results"]}
+    assert statuses["result.json"] == "changed"  # passing rollouts differ from the bytes
+    assert done.exit_code == 1
