@@ -258,3 +258,18 @@ def test_gate_both_keeps_the_byte_exact_rule_beside_the_pass_counts(
     statuses = {r["artifact"]: r["status"] for r in document["results"]}
     assert statuses["result.json"] == "changed"  # passing rollouts differ from the bytes
     assert done.exit_code == 1
+
+
+def test_gate_both_with_exact_artifacts_keeps_only_those_byte_exact(
+    tmp_path: Path, control: Path
+) -> None:
+    both = '\n[tool.silo-regress.tasks.TASK-001]\ngate = "both"\n'
+    both += 'exact-artifacts = ["state-diff.json"]\n'
+    project = recorded(tmp_path, control, extra=both)
+    passes(control, 4, 0)
+    done = check(project, "--repeat", "4", "--format", "json")
+    document = json.loads(done.stdout)
+    assert {r["artifact"] for r in document["results"]} == {"state-diff.json"}
+    assert all(r["status"] == "match" for r in document["results"])
+    assert document["stats"]["tasks"][0]["tier"] == "stable"
+    assert done.exit_code == 0, done.output

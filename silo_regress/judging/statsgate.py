@@ -6,7 +6,8 @@ Values only: :func:`apply_stats_gate` counts each gated task's candidate rollout
 baseline source, and lets :func:`silo_regress.stats.verdicts.judge_tasks` decide the
 tiers and the suite. Under ``stats`` the task's per-artifact outcomes leave the
 report (a stats task never fails on a byte difference alone); under ``both`` they
-stay and the byte-exact rule still holds.
+stay and the byte-exact rule still holds, for the artifacts ``exact-artifacts``
+names when it is set (for every artifact when not).
 """
 
 from __future__ import annotations
@@ -171,11 +172,16 @@ def apply_stats_gate(
     warnings = list(report.warnings)
     floors = set()
     stats_only: set[TaskRef] = set()
+    # gate = "both" with exact-artifacts: the other artifacts are judged by counts only
+    counted_only: set[tuple[TaskRef, str]] = set()
     for target in gated:
         assert target.key is not None  # gated_targets keeps only targets with a key
         settings = config.task_settings(target.ref, environment=target.key[0])
         if settings.gate is Gate.STATS:
             stats_only.add(target.ref)
+        elif settings.exact_artifacts is not None:
+            exact = set(settings.exact_artifacts)
+            counted_only.update((target.ref, a) for a in settings.artifacts if a not in exact)
         if settings.min_pass_hat_k is not None:
             floors.add(settings.min_pass_hat_k)
         if pins is not None:
@@ -204,5 +210,9 @@ def apply_stats_gate(
     )
     by_name = {str(ref): d for ref, d in (decisions or {}).items()}
     judged: StatsJudgement = judge_tasks(evidence, policy, decisions=by_name)
-    kept = tuple(o for o in report.outcomes if o.task not in stats_only)
+    kept = tuple(
+        o
+        for o in report.outcomes
+        if o.task not in stats_only and (o.task, o.artifact) not in counted_only
+    )
     return replace(report, outcomes=kept, warnings=tuple(dict.fromkeys(warnings)), stats=judged)

@@ -115,6 +115,8 @@ class TaskSettings:
     volatile_exempt: tuple[PathPattern, ...] = ()
     gate: Gate = Gate.EXACT
     min_pass_hat_k: PassFloor | None = None
+    # gate = "both": the artifacts that stay byte-exact (None: every artifact)
+    exact_artifacts: tuple[str, ...] | None = None
 
     @property
     def scan_exempt(self) -> tuple[PathPattern, ...]:
@@ -131,6 +133,7 @@ class Overrides:
     volatile_exempt: tuple[PathPattern, ...] | None = None
     gate: Gate | None = None
     min_pass_hat_k: PassFloor | None = None
+    exact_artifacts: tuple[str, ...] | None = None
 
     def over(self, base: TaskSettings) -> TaskSettings:
         return TaskSettings(
@@ -142,6 +145,9 @@ class Overrides:
             gate=self.gate if self.gate is not None else base.gate,
             min_pass_hat_k=(
                 self.min_pass_hat_k if self.min_pass_hat_k is not None else base.min_pass_hat_k
+            ),
+            exact_artifacts=(
+                self.exact_artifacts if self.exact_artifacts is not None else base.exact_artifacts
             ),
         )
 
@@ -168,6 +174,7 @@ class Config:
     gate: Gate = Gate.EXACT
     suite_gate: SuiteGate = SuiteGate.FAIL
     min_pass_hat_k: PassFloor | None = None
+    exact_artifacts: tuple[str, ...] | None = None
 
     @property
     def gates_statistically(self) -> bool:
@@ -238,7 +245,12 @@ class Config:
     @functools.cached_property
     def _top_settings(self) -> TaskSettings:
         return TaskSettings(
-            self.artifacts, self.ignore, self.volatile_exempt, self.gate, self.min_pass_hat_k
+            self.artifacts,
+            self.ignore,
+            self.volatile_exempt,
+            self.gate,
+            self.min_pass_hat_k,
+            self.exact_artifacts,
         )
 
     def task_settings(self, ref: TaskRef, *, environment: str | None = None) -> TaskSettings:
@@ -450,8 +462,16 @@ _KNOWN = {
     "gate",
     "suite-gate",
     "min-pass-hat-k",
+    "exact-artifacts",
 }
-_OVERRIDE_KEYS = {"artifacts", "ignore", "volatile-exempt", "gate", "min-pass-hat-k"}
+_OVERRIDE_KEYS = {
+    "artifacts",
+    "ignore",
+    "volatile-exempt",
+    "gate",
+    "min-pass-hat-k",
+    "exact-artifacts",
+}
 _ENVIRONMENT_KEYS = {"agent", "timeout", "silo-command"} | _OVERRIDE_KEYS
 
 
@@ -521,7 +541,14 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
             read_choice(table, "suite-gate", where, [g.value for g in SuiteGate]) or "fail"
         ),
         min_pass_hat_k=_floor(table, where),
+        exact_artifacts=_exact(table, where),
     )
+
+
+def _exact(table: dict[str, Any], where: str) -> tuple[str, ...] | None:
+    """``exact-artifacts``: names like ``artifacts`` (only meaningful with gate = "both")."""
+    names = read_strings(table, "exact-artifacts", where)
+    return None if names is None else tuple(names)
 
 
 def _gate(table: dict[str, Any], where: str) -> Gate | None:
@@ -541,4 +568,5 @@ def _overrides(sub: dict[str, Any], where: str) -> Overrides:
         volatile_exempt=read_patterns(sub, "volatile-exempt", where),
         gate=_gate(sub, where),
         min_pass_hat_k=_floor(sub, where),
+        exact_artifacts=_exact(sub, where),
     )
