@@ -13,7 +13,6 @@ names when it is set (for every artifact when not).
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -40,7 +39,7 @@ from silo_regress.stats.verdicts import (
     judge_tasks,
 )
 from silo_regress.store.baselinenames import Baseline, tally_relpath
-from silo_regress.store.baselines import BaselineSource, BaselineStore
+from silo_regress.store.baselines import BaselineSource
 
 TALLY_ARTIFACT = "tally.json"
 # --repeat-until-decided tests "no change" against a drop of this much in pass rate.
@@ -63,14 +62,9 @@ def gated_targets(config: Config, targets: Sequence[Target]) -> list[Target]:
 def read_baseline_tally(source: BaselineSource, ref: TaskRef) -> Tally | None:
     """The task's baseline tally from the check's source, or None when there is none."""
     relpath = tally_relpath(ref)
+    if not source.has(relpath):
+        return None
     baseline = Baseline(ref, TALLY_ARTIFACT, relpath)
-    if isinstance(source, BaselineStore):
-        if not os.path.lexists(source.root / relpath):
-            return None
-    else:
-        files = getattr(source, "files", {})
-        if relpath not in files and relpath not in getattr(source, "special", {}):
-            return None
     return parse_tally(source.read(baseline), source=source.display_path(baseline))
 
 
