@@ -507,7 +507,9 @@ def render_stability(
             out.extend(_variation_lines(variation, palette))
         if len(s.variations) > _VARIATION_CAP:
             out.append(f"  ... and {len(s.variations) - _VARIATION_CAP} more paths\n")
-        if s.variations:
+        if s.variations and _gated(config, s):
+            out.append("  judged by its pass rate (gate), so its bytes may differ\n")
+        elif s.variations:
             out.extend(_fixes(s, config))
     return "".join(out)
 
