@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from silo_regress.judging.outcome import Invocation
     from silo_regress.judging.targets import Target
     from silo_regress.project.config import Config
+    from silo_regress.project.taskref import TaskRef
     from silo_regress.runs.index import Run, RunIndex
+    from silo_regress.stats.sequential import Decision
     from silo_regress.store.baselines import BaselineSource
 
 
@@ -49,6 +51,9 @@ class CheckOptions:
     fail_on: FailOn = FailOn.CHANGE
     allow_stale: bool = False
     repeat: int | None = None  # rollouts per task with run_first, each judged on its own
+    until_decided: bool = False  # --repeat-until-decided: rounds of `repeat` rollouts
+    max_repeat: int | None = None  # --max-repeat K: the cap on a task's rollouts
+    require_power: bool = False  # insufficient-data fails a stats task
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
@@ -64,6 +69,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             f"--repeat {options.repeat} needs --run: it sets how many rollouts check --run "
             "starts per task, and a check without --run starts none"
         )
+    round_size = _check_rounds(options)
     try:
         config = project_config(g)
     except NoProjectError as exc:
@@ -72,6 +78,12 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         _refuse_baselines_elsewhere(g.project, exc.message.split(";")[0], excluding=None)
         out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
+    if options.repeat == 1 and config.gates_statistically and not options.until_decided:
+        raise UsageError(
+            "--repeat 1 gives the stats gate one rollout a task, which can never show a "
+            "change in a pass rate; give --repeat 2 or more (docs/statistics.md)"
+        )
+    decisions: dict[TaskRef, Decision] | None = None
     chosen_shard = None
     if options.shard is not None:
         from silo_regress.judging.sharding import parse_shard
@@ -84,7 +96,7 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         from silo_regress.cli.runner import run_before_check
 
         run_refs = parse_refs(refs)
-        pinned = [{} for _ in range(options.repeat or 1)]
+        pinned = [{} for _ in range(round_size or options.repeat or 1)]
         if chosen_shard is not None:
             # Run only this shard's tasks: the other shards' jobs run theirs.
             from silo_regress.judging.sharding import select_shard
@@ -93,9 +105,22 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             run_refs = [t.ref for t in select_shard(planned, chosen_shard) if not t.refused]
         if run_refs or chosen_shard is None:
             flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
-            pinned = run_before_check(
-                g, config, source, run_refs, flags=flags, repeat=options.repeat or 1
-            )
+            if round_size is not None and options.max_repeat is not None:
+                from silo_regress.cli.runner import run_until_decided
+
+                pinned, decisions = run_until_decided(
+                    g,
+                    config,
+                    source,
+                    run_refs,
+                    flags=flags,
+                    round_size=round_size,
+                    cap=options.max_repeat,
+                )
+            else:
+                pinned = run_before_check(
+                    g, config, source, run_refs, flags=flags, repeat=options.repeat or 1
+                )
     index = index_runs(config.runs_dir)
     if options.allow_no_runs and not index.by_task:
         # A name that maps to no task needs no run to be judged: it fails a fresh clone too.
@@ -148,6 +173,9 @@ def run_check(g: Globals, options: CheckOptions) -> int:
 
         # The hook judges the inputs being committed; every other check the working tree.
         inputs = current_inputs(config, staged=options.staged)
+    # Under --repeat-until-decided the first round holds every task; later rounds only
+    # the undecided stats tasks, whose byte outcomes the stats gate sets aside anyway.
+    first_round = pinned[: round_size or len(pinned)] if pinned is not None else None
     reports = [
         judge_check(
             config,
@@ -160,14 +188,28 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             # The runs check --run just made were made by --agent: judge them by it.
             agent=options.agent if options.run_first else None,
         )
-        for runs in (pinned if pinned is not None else [None])
+        for runs in (first_round if first_round is not None else [None])
     ]
     report = reports[0]
-    if (options.repeat or 1) > 1:
+    folded = round_size or options.repeat or 1
+    if folded > 1:
         from silo_regress.judging.repeats import fold_repeats
 
         # Set even for a shard that ran nothing, so merge sees one rollout count.
-        report = replace(fold_repeats(reports), repeat=options.repeat)
+        report = replace(fold_repeats(reports), repeat=folded)
+    if config.gates_statistically:  # only then is the stats gate loaded at all
+        from silo_regress.judging.statsgate import apply_stats_gate
+
+        report = apply_stats_gate(
+            config,
+            source,
+            index,
+            report,
+            targets=targets,
+            pins=pinned,
+            decisions=decisions,
+            require_power=options.require_power,
+        )
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:
@@ -184,6 +226,26 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         history=history,
     )
     return exit_code(report, options.fail_on)
+
+
+def _check_rounds(options: CheckOptions) -> int | None:
+    """The round size of --repeat-until-decided (None without it), or a usage error."""
+    if not options.until_decided:
+        if options.max_repeat is not None:
+            raise UsageError("--max-repeat K caps --repeat-until-decided: give it with that")
+        return None
+    if not options.run_first or options.max_repeat is None:
+        raise UsageError(
+            "--repeat-until-decided needs --run and --max-repeat K: it starts rollouts in "
+            "rounds, and K caps a task's rollouts"
+        )
+    size = options.repeat or min(4, options.max_repeat)
+    if options.max_repeat < size:
+        raise UsageError(
+            f"--max-repeat {options.max_repeat} is below the round of --repeat {size}: "
+            "give K at least M"
+        )
+    return size
 
 
 def _nothing_to_check(config: Config, source: BaselineSource) -> str:

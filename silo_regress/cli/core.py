@@ -246,7 +246,8 @@ def check(
             metavar="N",
             help="With --run: rollouts per task (at least 1), each judged against the accepted "
             "variants; "
-            "a task passes when every rollout matches one.",
+            'a task passes when every rollout matches one. A task with gate = "stats" is '
+            "judged by its pass count instead (at least 2).",
             show_default=False,
         ),
     ] = None,
@@ -262,10 +263,46 @@ def check(
             help="Judge runs made from other inputs (stale-run) anyway, with a warning.",
         ),
     ] = False,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--repeat-until-decided",
+            help='With --run and --max-repeat: run the rollouts of gate = "stats" tasks in '
+            "rounds of --repeat N (default 4) and stop each task once its sequential test "
+            "decides; undecided at --max-repeat is suspect.",
+        ),
+    ] = False,
+    max_repeat: Annotated[
+        int | None,
+        typer.Option(
+            "--max-repeat",
+            callback=at_least(1),
+            metavar="K",
+            help="With --repeat-until-decided: at most K rollouts per task.",
+            show_default=False,
+        ),
+    ] = None,
+    require_power: Annotated[
+        bool,
+        typer.Option(
+            "--require-power",
+            help='Fail a gate = "stats" task whose rollouts were too few to show any '
+            "regression (insufficient-data), instead of warning.",
+        ),
+    ] = False,
 ) -> int:
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
     Exit 0 when every artifact matches, 1 with a report when any does not.
+
+    Tasks with gate = "stats" (docs/statistics.md) are judged by pass counts over
+    --repeat N rollouts against their tally: the whole suite first (an exact
+    stratified test at 0.045, or the smallest task p times the task count at
+    0.005), then each task by Fisher's exact test with Holm's correction at 0.05,
+    only once the suite declined. With no change anywhere, the whole check (suite
+    and tasks together) fails falsely at most 5% of the time.
+    With --repeat-until-decided, each task's sequential test runs at 0.05 / (2 m)
+    over m tasks and the suite at 0.025 on every rollout made.
     """
     from silo_regress.cli.checking import CheckOptions, run_check
 
@@ -286,6 +323,9 @@ def check(
         fail_on=fail_on,
         allow_stale=allow_stale,
         repeat=repeat,
+        until_decided=until_decided,
+        max_repeat=max_repeat,
+        require_power=require_power,
     )
     return run_check(globals_of(ctx), options)
 

@@ -24,6 +24,8 @@ def exit_code(report: Report, fail_on: FailOn) -> int:
 
     if fail_on is FailOn.UNCOVERED and report.uncovered:
         return 1
+    if report.stats is not None and report.stats.failed:
+        return 1  # a stats regression (task or suite) is a regression by either rule
     passing = {Direction.IMPROVEMENT, Direction.DRIFT} if fail_on is FailOn.REGRESSION else set()
     for outcome in report.outcomes:
         if outcome.ok:

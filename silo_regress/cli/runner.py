@@ -35,12 +35,16 @@ from silo_regress.errors import ExitCode, InputError, RunnerError
 from silo_regress.system.cpus import capped_jobs
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from silo_regress.behaviour.notes import Segment
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
+    from silo_regress.recording.recorder import Recording
     from silo_regress.render.text import Palette
     from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
     from silo_regress.runs.index import Run
+    from silo_regress.stats.sequential import Decision
     from silo_regress.store.baselines import BaselineSource, BaselineStore
 
 # --- the command --------------------------------------------------------------
@@ -146,6 +150,56 @@ def run_before_check(
     return pins
 
 
+def run_until_decided(
+    g: Globals,
+    config: Config,
+    source: BaselineSource,
+    refs: Sequence[TaskRef],
+    *,
+    flags: RolloutFlags,
+    round_size: int,
+    cap: int,
+) -> tuple[list[dict[tuple[str, str], Run]], dict[TaskRef, Decision]]:
+    """``check --run --repeat-until-decided``: rollouts in rounds until each task decides.
+
+    The first round runs every task ``round_size`` times; each later round runs only the
+    stats-gated tasks whose sequential test has not decided, never more than ``cap``
+    rollouts a task. Returns one pin per rollout (later ones hold only the tasks that ran
+    in that round) and each gated task's last decision. A round that fails stops the
+    check (exit 3); the rollouts already made stay on disk.
+    """
+    from silo_regress.judging.statsgate import decide_rounds, gated_targets
+    from silo_regress.judging.targets import select_targets
+    from silo_regress.runs.cache import index_runs
+    from silo_regress.stats.sequential import Decision
+
+    pins = run_before_check(g, config, source, refs, flags=flags, repeat=round_size)
+    targets = select_targets(config, index_runs(config.runs_dir), source, refs)
+    gated = gated_targets(config, targets)
+    while True:
+        made: dict[tuple[str, str], list[Run]] = {}
+        for pin in pins:
+            for key, run in pin.items():
+                made.setdefault(key, []).append(run)
+        decisions = decide_rounds(config, source, gated, made, round_size=round_size, cap=cap)
+        open_tasks = [
+            t
+            for t in gated
+            if t.key is not None
+            and decisions.get(t.ref) is Decision.CONTINUE
+            and len(made.get(t.key, [])) < cap
+        ]
+        if not open_tasks:
+            return pins, decisions
+        size = min(round_size, cap - max(len(made.get(t.key, [])) for t in open_tasks if t.key))
+        names = ", ".join(str(t.ref) for t in open_tasks[:5])
+        more = f" and {len(open_tasks) - 5} more" if len(open_tasks) > 5 else ""
+        warn(f"undecided after this round: {names}{more}; {size} more rollouts each")
+        pins += run_before_check(
+            g, config, source, [t.ref for t in open_tasks], flags=flags, repeat=size
+        )
+
+
 def record_repeated(
     g: Globals,
     config: Config,
@@ -177,14 +231,16 @@ def record_repeated(
     out(render_stability(stabilities, config=config, color=g.use_color()), colour=g.use_color())
     if variants:
         return _record_variants(g, config, store, stabilities)
-    unstable = [s for s in stabilities if not s.stable]
+    # A task judged statistically is recorded however its rollouts differ: its bytes
+    # do not gate it, its tally does.
+    unstable = [s for s in stabilities if not s.stable and not _gated(config, s)]
     if unstable and not force:
         names = ", ".join(s.task.label for s in unstable)
         error(
             f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
             "would fail at random; make the task deterministic, ignore the varying paths "
-            f"({config.location.key('ignore')}), or record anyway with --force. "
-            "Nothing was recorded"
+            f'({config.location.key("ignore")}), judge it by pass rate (gate = "stats", '
+            "shown above), or record anyway with --force. Nothing was recorded"
         )
         return int(ExitCode.CHECK_FAILED)
     choices = []
@@ -194,12 +250,65 @@ def record_repeated(
                 f"{config.relative(config.runs_dir)}: no rollout of {stability.task.label} left "
                 "a complete run to record"
             )
-        if not stability.stable:
+        if not stability.stable and not _gated(config, stability):
             warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
         choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
-    recordings = recorder.record(config, store, choices)
+    tallies: list[tuple[Path, bytes]] = []
+
+    def with_tallies(recordings: Sequence[recorder.Recording]) -> Sequence[tuple[Path, bytes]]:
+        tallies[:] = _tallies(config, store, stabilities, recordings, repeat=repeat)
+        return tallies
+
+    recordings = recorder.record(config, store, choices, extra=with_tallies)
     out(render_record(recordings, color=g.use_color()), colour=g.use_color())
+    out(_tally_lines(config, tallies))
     return 0
+
+
+def _gated(config: Config, stability: Stability) -> bool:
+    from silo_regress.project.config import Gate
+
+    settings = config.task_settings(stability.task.ref, environment=stability.task.key[0])
+    return settings.gate is not Gate.EXACT
+
+
+def _tallies(
+    config: Config,
+    store: BaselineStore,
+    stabilities: Sequence[Stability],
+    recordings: Sequence[Recording],
+    *,
+    repeat: int,
+) -> list[tuple[Path, bytes]]:
+    """The tally of each task's recorded rollouts, beside its baselines (--repeat 2 or more)."""
+    from silo_regress.judging.tallying import count_runs
+    from silo_regress.recording import recorder
+    from silo_regress.stats.tally import serialize_tally
+    from silo_regress.store.baselinenames import tally_relpath
+
+    if repeat < 2:
+        return []
+    files = []
+    for stability, recording in zip(stabilities, recordings, strict=True):
+        texts = recorder.rollout_texts(config, recording.ref, stability.runs)
+        matches = recorder.count_matches(texts, recording.files)
+        counted = count_runs(stability.runs, variants=matches)
+        files.append((store.root / tally_relpath(recording.ref), serialize_tally(counted.tally)))
+    return files
+
+
+def _tally_lines(config: Config, tallies: Sequence[tuple[Path, bytes]]) -> str:
+    from silo_regress.stats.tally import parse_tally
+
+    lines = []
+    for path, data in tallies:
+        shown = config.relative(path)
+        tally = parse_tally(data, source=shown)
+        lines.append(
+            f"{shown}: tally of {tally.rollouts} rollouts, {tally.passed} passed "
+            f"({100 * tally.rate:.0f}%)\n"
+        )
+    return "".join(lines)
 
 
 def _record_variants(
@@ -219,8 +328,11 @@ def _record_variants(
         recordings.append(
             recorder.prepare_variants(config, store, stability.task.ref, stability.runs)
         )
-    recorder.write(config, store, recordings)
+    repeat = max((s.expected for s in stabilities), default=1)
+    tallies = _tallies(config, store, stabilities, recordings, repeat=repeat)
+    recorder.write(config, store, recordings, extra=tallies)
     out(render_record(recordings, color=g.use_color()), colour=g.use_color())
+    out(_tally_lines(config, tallies))
     return 0
 
 
@@ -397,7 +509,9 @@ def render_stability(
             out.extend(_variation_lines(variation, palette))
         if len(s.variations) > _VARIATION_CAP:
             out.append(f"  ... and {len(s.variations) - _VARIATION_CAP} more paths\n")
-        if s.variations:
+        if s.variations and _gated(config, s):
+            out.append("  judged by its pass rate (gate), so its bytes may differ\n")
+        elif s.variations:
             out.extend(_fixes(s, config))
     return "".join(out)
 
@@ -466,10 +580,14 @@ def _fixes(stability: Stability, config: Config) -> list[str]:
     if len(line) > 100:  # one entry a line, as a TOML array may be written
         line = "    ignore = [\n" + "".join(f"      {q},\n" for q in quoted) + "    ]\n"
     header = config.location.header(*task_table(task.task_id, task.environment))
+    ref = stability.task.ref
     return [
         f"  to make it stable, ignore what varies (in {config.location.path}):\n",
         f"    {header}\n",
         line,
         "  or accept every distinct result as a variant:\n",
-        f"    silo-regress record --repeat {stability.expected} --variants {stability.task.ref}\n",
+        f"    silo-regress record --repeat {stability.expected} --variants {ref}\n",
+        "  or judge it by its pass rate over repeated rollouts (docs/statistics.md):\n",
+        f"    {header}\n",
+        '    gate = "stats"\n',
     ]

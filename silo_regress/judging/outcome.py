@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
     from silo_regress.canon.jsondiff import Change  # loaded by a diff; a matching check never
     from silo_regress.runs.provenance import Provenance
+    from silo_regress.stats.verdicts import StatsJudgement  # only a stats-gated check
 
 __all__ = [
     "BaselineOrigin",
@@ -198,10 +199,14 @@ class Report:
     hook: Hook | None = None  # the hook this check ran in, when it knows
     invocation: Invocation | None = None  # how check was run, for the next steps
     uncovered: Uncovered = Uncovered()  # what check did not judge (check of every task)
+    # The stats gate's tiers and suite decision (docs/statistics.md), when any task has
+    # gate = "stats" or "both"; its verdicts are the strings of stats.verdicts.Tier and
+    # SuiteVerdict ("regression", ..., "suite-regression").
+    stats: StatsJudgement | None = None
 
     @property
     def ok(self) -> bool:
-        return all(o.ok for o in self.outcomes)
+        return all(o.ok for o in self.outcomes) and (self.stats is None or not self.stats.failed)
 
     def summary(self) -> dict[str, int]:
         """Verdicts counted per artifact, and per rollout of it under --repeat."""

@@ -41,8 +41,10 @@ from silo_regress.project.configvalues import (
     describe_kind,
     quote_key,
     read_artifacts,
+    read_choice,
     read_inputs,
     read_number,
+    read_pass_floor,
     read_path_string,
     read_patterns,
     read_string,
@@ -127,6 +129,30 @@ def task_table(task_id: str, environment: str | None) -> tuple[str, str]:
     return ("tasks", f"{environment}/{task_id}" if environment else task_id)
 
 
+class Gate(enum.StrEnum):
+    """How a task's runs are judged (docs/statistics.md)."""
+
+    EXACT = "exact"  # every artifact byte-exact against an accepted variant: the default
+    STATS = "stats"  # pass counts over repeated rollouts against the baseline tally
+    BOTH = "both"  # both: the byte-exact rule still holds for every artifact
+
+
+class SuiteGate(enum.StrEnum):
+    """What a significant decline of the whole suite does under the stats gate."""
+
+    FAIL = "fail"
+    WARN = "warn"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class PassFloor:
+    """``min-pass-hat-k = {k = 3, value = 0.8}``: the candidate's pass^k must reach it."""
+
+    k: int
+    value: float
+
+
 @dataclass(frozen=True)
 class EnvironmentSettings:
     """Runner settings that one environment overrides."""
@@ -144,6 +170,10 @@ class TaskSettings:
     artifacts: tuple[str, ...] = DEFAULT_ARTIFACTS
     ignore: tuple[PathPattern, ...] = ()
     volatile_exempt: tuple[PathPattern, ...] = ()
+    gate: Gate = Gate.EXACT
+    min_pass_hat_k: PassFloor | None = None
+    # gate = "both": the artifacts that stay byte-exact (None: every artifact)
+    exact_artifacts: tuple[str, ...] | None = None
 
     @property
     def scan_exempt(self) -> tuple[PathPattern, ...]:
@@ -158,6 +188,9 @@ class Overrides:
     artifacts: tuple[str, ...] | None = None
     ignore: tuple[PathPattern, ...] | None = None
     volatile_exempt: tuple[PathPattern, ...] | None = None
+    gate: Gate | None = None
+    min_pass_hat_k: PassFloor | None = None
+    exact_artifacts: tuple[str, ...] | None = None
 
     def over(self, base: TaskSettings) -> TaskSettings:
         return TaskSettings(
@@ -165,6 +198,13 @@ class Overrides:
             ignore=self.ignore if self.ignore is not None else base.ignore,
             volatile_exempt=(
                 self.volatile_exempt if self.volatile_exempt is not None else base.volatile_exempt
+            ),
+            gate=self.gate if self.gate is not None else base.gate,
+            min_pass_hat_k=(
+                self.min_pass_hat_k if self.min_pass_hat_k is not None else base.min_pass_hat_k
+            ),
+            exact_artifacts=(
+                self.exact_artifacts if self.exact_artifacts is not None else base.exact_artifacts
             ),
         )
 
@@ -189,6 +229,18 @@ class Config:
     task_overrides: dict[TaskRef, Overrides] = field(default_factory=dict)
     environment_overrides: dict[str, Overrides] = field(default_factory=dict)
     required_version: str | None = None  # checked against the running version on load
+    gate: Gate = Gate.EXACT
+    suite_gate: SuiteGate = SuiteGate.FAIL
+    min_pass_hat_k: PassFloor | None = None
+    exact_artifacts: tuple[str, ...] | None = None
+
+    @property
+    def gates_statistically(self) -> bool:
+        """Whether any task may be judged by the stats gate: only then is it loaded."""
+        tables = (*self.task_overrides.values(), *self.environment_overrides.values())
+        return self.gate is not Gate.EXACT or any(
+            t.gate is not None and t.gate is not Gate.EXACT for t in tables
+        )
 
     @functools.cached_property
     def _project_text(self) -> tuple[str, str]:
@@ -266,7 +318,14 @@ class Config:
 
     @functools.cached_property
     def _top_settings(self) -> TaskSettings:
-        return TaskSettings(self.artifacts, self.ignore, self.volatile_exempt)
+        return TaskSettings(
+            self.artifacts,
+            self.ignore,
+            self.volatile_exempt,
+            self.gate,
+            self.min_pass_hat_k,
+            self.exact_artifacts,
+        )
 
     def task_settings(self, ref: TaskRef, *, environment: str | None = None) -> TaskSettings:
         """Artifacts, ignore and volatile-exempt for one task.
@@ -538,8 +597,19 @@ _KNOWN = {
     "trace-events",
     "tasks",
     "required-version",
+    "gate",
+    "suite-gate",
+    "min-pass-hat-k",
+    "exact-artifacts",
 }
-_OVERRIDE_KEYS = {"artifacts", "ignore", "volatile-exempt"}
+_OVERRIDE_KEYS = {
+    "artifacts",
+    "ignore",
+    "volatile-exempt",
+    "gate",
+    "min-pass-hat-k",
+    "exact-artifacts",
+}
 _ENVIRONMENT_KEYS = {"agent", "timeout", "silo-command"} | _OVERRIDE_KEYS
 
 
@@ -608,7 +678,29 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         task_overrides=task_overrides,
         environment_overrides=environment_overrides,
         required_version=required_version,
+        gate=_gate(table, where) or Gate.EXACT,
+        suite_gate=SuiteGate(
+            read_choice(table, "suite-gate", where, [g.value for g in SuiteGate]) or "fail"
+        ),
+        min_pass_hat_k=_floor(table, where),
+        exact_artifacts=_exact(table, where),
     )
+
+
+def _exact(table: dict[str, Any], where: str) -> tuple[str, ...] | None:
+    """``exact-artifacts``: names like ``artifacts`` (only meaningful with gate = "both")."""
+    names = read_strings(table, "exact-artifacts", where)
+    return None if names is None else tuple(names)
+
+
+def _gate(table: dict[str, Any], where: str) -> Gate | None:
+    value = read_choice(table, "gate", where, [g.value for g in Gate])
+    return None if value is None else Gate(value)
+
+
+def _floor(table: dict[str, Any], where: str) -> PassFloor | None:
+    found = read_pass_floor(table, "min-pass-hat-k", where)
+    return None if found is None else PassFloor(*found)
 
 
 def _overrides(sub: dict[str, Any], where: str) -> Overrides:
@@ -616,4 +708,7 @@ def _overrides(sub: dict[str, Any], where: str) -> Overrides:
         artifacts=read_artifacts(sub, where),
         ignore=read_patterns(sub, "ignore", where),
         volatile_exempt=read_patterns(sub, "volatile-exempt", where),
+        gate=_gate(sub, where),
+        min_pass_hat_k=_floor(sub, where),
+        exact_artifacts=_exact(sub, where),
     )

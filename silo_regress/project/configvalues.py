@@ -109,7 +109,9 @@ def read_artifacts(table: dict[str, Any], where: str) -> tuple[str, ...] | None:
     for name in names:
         unsafe = any(c in name for c in "/\\~") or name.startswith(".")
         too_long = len(name.encode("utf-8", "surrogatepass")) > 200
-        if unsafe or too_long or name in {"run.json", "trace.jsonl"}:
+        # TASK.tally.json is the stats gate's tally: no artifact may be named like it.
+        tally = name == "tally.json" or name.endswith(".tally.json")
+        if unsafe or too_long or tally or name in {"run.json", "trace.jsonl"}:
             raise ConfigError(f"{where}: artifact {show_value(name)} cannot be baselined")
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}: 'artifacts' names one artifact twice")
@@ -127,6 +129,34 @@ def read_number(table: dict[str, Any], key: str, where: str, *, maximum: float) 
             f"{where}: {key!r} must be a positive number up to {maximum:g}, not {value!r}"
         )
     return float(value)
+
+
+def read_choice(table: dict[str, Any], key: str, where: str, choices: list[str]) -> str | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if value not in choices or not isinstance(value, str):
+        shown = show_value(value) if isinstance(value, str) else describe_kind(value)
+        raise ConfigError(
+            f"{where}: {key!r} must be one of {', '.join(repr(c) for c in choices)}, not {shown}"
+        )
+    return value
+
+
+def read_pass_floor(table: dict[str, Any], key: str, where: str) -> tuple[int, float] | None:
+    """``{k = 3, value = 0.8}``: a whole k of at least 1 and a value in [0, 1]."""
+    value = table.get(key)
+    if value is None:
+        return None
+    example = "{k = 3, value = 0.8}"
+    if not isinstance(value, dict) or set(value) != {"k", "value"}:
+        raise ConfigError(f"{where}: {key!r} must be a table like {example}")
+    k, floor = value["k"], value["value"]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
+        raise ConfigError(f"{where}: {key!r}: k must be a whole number from 1 to 1000, not {k!r}")
+    if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0 <= floor <= 1:
+        raise ConfigError(f"{where}: {key!r}: value must be a number from 0 to 1, not {floor!r}")
+    return k, float(floor)
 
 
 def read_table(table: dict[str, Any], key: str, where: str) -> dict[str, Any]:

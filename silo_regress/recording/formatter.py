@@ -19,6 +19,7 @@ from silo_regress.canon.canonical import FORMAT_VERSION, canonicalize
 from silo_regress.canon.volatile import Clock, might_be_volatile, scan_volatile
 from silo_regress.errors import InputError
 from silo_regress.project.config import Config
+from silo_regress.store.baselinenames import parse_tally_relpath
 from silo_regress.store.baselines import (
     FORMAT_FILE,
     MAX_VARIANTS,
@@ -80,11 +81,14 @@ def _format(
     clock = Clock.of_machine()
     if given:
         files, refused, named = _refused_apart(config, store, given)
+        tallies = [p for p in files if _is_tally(store, p)]
+        files = [p for p in files if p not in tallies]
     else:
         listing = store.listing()
         named = {store.root / b.relpath: b.artifact for b in listing.baselines}
         files = list(named)
         refused = list(listing.refused)
+        tallies = _tallies_in(store)
     for item in refused:
         from silo_regress.judging.refusals import describe
 
@@ -142,6 +146,17 @@ def _format(
         else:
             writes.append((path, doc.text))
             lines.append(f"reformatted     {shown}")
+    for path in tallies:
+        finding = _format_tally(config, path, check_only=check_only)
+        if finding is None:
+            continue
+        line, rewrite, is_problem = finding
+        lines.append(line)
+        if is_problem:
+            problems.append(_shown(config, path))
+            fixable = fixable and line.startswith("not-canonical")
+        if rewrite is not None:
+            writes.append((path, rewrite))
     if writes:
         store.write(writes, command="fmt")
     only = None if not given else {_relpath(store, p) for p in files}
@@ -152,10 +167,53 @@ def _format(
     return FormatResult(
         lines=tuple(lines),
         problems=tuple(dict.fromkeys(problems)),
-        total=len(files) + len(refused),
+        total=len(files) + len(refused) + len(tallies),
         written=len(writes) + fixes.written,
         reformattable=fixable,
     )
+
+
+def _is_tally(store: BaselineStore, path: Path) -> bool:
+    relpath = _inside(store, path)
+    return relpath is not None and parse_tally_relpath(relpath) is not None
+
+
+def _tallies_in(store: BaselineStore) -> list[Path]:
+    """The stats gate's tally files: ``TASK.tally.json`` and ``ENV/TASK.tally.json``."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(store.root), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                with contextlib.suppress(OSError):
+                    for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                        if parse_tally_relpath(f"{entry.name}/{inner.name}") is not None:
+                            found.append(Path(inner.path))
+            elif parse_tally_relpath(entry.name) is not None:
+                found.append(Path(entry.path))
+    return found
+
+
+def _format_tally(
+    config: Config, path: Path, *, check_only: bool
+) -> tuple[str, bytes | None, bool] | None:
+    """(report line, bytes to write, is a problem) for one tally; None when it is fine.
+
+    A tally is validated on its canonical bytes: an impossible count is refused (fmt
+    never invents a count), a mere layout difference is rewritten."""
+    from silo_regress.stats.tally import parse_tally
+
+    shown = _shown(config, path)
+    try:
+        data = read_regular(path, shown=shown, follow=False)
+        doc = canonicalize(data, source=shown)
+        parse_tally(doc.text, source=shown)
+    except (InputError, FileError) as exc:
+        return f"invalid         {exc.message}", None, True
+    if doc.text == data:
+        return None
+    if check_only:
+        return f"not-canonical   {shown}: would be rewritten by `silo-regress fmt`", None, True
+    return f"reformatted     {shown}", doc.text, False
 
 
 def _shown(config: Config, path: Path) -> str:

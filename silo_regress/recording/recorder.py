@@ -8,8 +8,9 @@ refused record leaves every old baseline as it was.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from silo_regress.canon.canonical import (
@@ -408,6 +409,25 @@ def _too_many(config: Config, runs: Sequence[Run], artifact: str, distinct: Sequ
     )
 
 
+def rollout_texts(config: Config, ref: TaskRef, runs: Sequence[Run]) -> list[dict[str, bytes]]:
+    """Each run's canonical artifacts as they would be recorded (ignores applied), for
+    counting which rollouts match which recorded variant. Volatile content is refused
+    where the baselines are written, not here."""
+    return [_vetted(config, run, [], ref=ref) for run in runs]
+
+
+def count_matches(
+    texts: Sequence[dict[str, bytes]], recorded: Sequence[RecordedFile]
+) -> dict[str, list[int]]:
+    """Per artifact, how many of the rollouts (``texts``) equal variant 1, 2, ..."""
+    counts: dict[str, list[int]] = {}
+    for file in recorded:
+        numbers = counts.setdefault(file.artifact, [])
+        numbers.extend([0] * (file.variant - len(numbers)))
+        numbers[file.variant - 1] += sum(1 for t in texts if t.get(file.artifact) == file.data)
+    return counts
+
+
 def record(
     config: Config,
     store: BaselineStore,
@@ -416,6 +436,7 @@ def record(
     add_variant: bool = False,
     narrow: Narrowing | None = None,
     expected: Mapping[tuple[TaskRef, str], bytes] | None = None,
+    extra: Callable[[Sequence[Recording]], Sequence[tuple[Path, bytes]]] | None = None,
 ) -> list[Recording]:
     """Vet and write the choices under the writer lock, so no other writer interleaves.
 
@@ -435,11 +456,18 @@ def record(
         prepared()  # refuses before the lock creates the baselines directory
     with store.locked("record"):
         recordings = prepared()
-        write(config, store, recordings)
+        # Tallies (record --repeat) from the recordings as written: one batch with them.
+        write(config, store, recordings, extra=extra(recordings) if extra else ())
     return recordings
 
 
-def write(config: Config, store: BaselineStore, recordings: Sequence[Recording]) -> None:
+def write(
+    config: Config,
+    store: BaselineStore,
+    recordings: Sequence[Recording],
+    *,
+    extra: Sequence[tuple[Path, bytes]] = (),
+) -> None:
     """Write every new or changed file in one go: all of them, or (on failure) none.
 
     Variants a reset leaves behind are removed only once every new file is in
@@ -453,6 +481,7 @@ def write(config: Config, store: BaselineStore, recordings: Sequence[Recording])
         for file in recording.files
         if file.state is not FileState.UNCHANGED
     ]
+    files += extra  # tallies (record --repeat): in the same all-or-nothing batch
     if store.format_version() is None:
         files.append((store.root / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode()))
     with store.locked("record"):

@@ -44,6 +44,30 @@ def annotation(outcome: Outcome) -> str:
     return f"::error {','.join(properties)}::{escape_data(chr(10).join(message))}"
 
 
+def _stats_annotations(report: Report) -> list[str]:
+    """An ``::error`` per failing stats task (on its tally) and for a failing suite;
+    ``::warning`` for what only warns (suspect, too little data, a suite that warns)."""
+    from silo_regress.render.statslines import suite_sentence, task_sentence
+    from silo_regress.stats.verdicts import SuiteVerdict, Tier
+
+    assert report.stats is not None
+    out = []
+    suite = report.stats.suite
+    if suite.verdict is SuiteVerdict.REGRESSION:
+        kind = "error" if suite.failed else "warning"
+        title = escape_property("silo-regress: suite-regression")
+        out.append(f"::{kind} title={title}::{escape_data(suite_sentence(suite))}")
+    warned = (Tier.SUSPECT, Tier.INSUFFICIENT_DATA, Tier.UNRELIABLE_BASELINE)
+    for task in report.stats.tasks:
+        if not task.failed and task.tier not in warned:
+            continue
+        kind = "error" if task.failed else "warning"
+        place = f"file={escape_property(task.tally_path)}," if task.tally_path else ""
+        title = escape_property(f"silo-regress: {task.task} {task.tier.value}")
+        out.append(f"::{kind} {place}title={title}::" + escape_data(task_sentence(task)))
+    return out
+
+
 def render_github(report: Report) -> str:
     from silo_regress.render.tallies import outcome_rollouts, tally_lines
     from silo_regress.render.text import Palette, accept_hint, render_outcome, summary_line
@@ -64,7 +88,13 @@ def render_github(report: Report) -> str:
             f"::{token}::",
             "::endgroup::",
         ]
+    if report.stats is not None:
+        out += _stats_annotations(report)  # live commands, each field escaped as data
     tail = [summary_line(report, palette=Palette(False)), *tally_lines(report)]
+    if report.stats is not None:
+        from silo_regress.render.statslines import stats_lines
+
+        tail += stats_lines(report.stats)
     hint = accept_hint(report)
     if hint:
         tail.append(hint)

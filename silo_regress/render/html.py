@@ -243,6 +243,10 @@ def render_html(
         out += [f"<li>{escape(line)}</li>" for line in tally_lines(report)]
         out.append("</ul>")
     out += _counts(summary)
+    if report.stats is not None:
+        from silo_regress.render.statshtml import stats_html
+
+        out += stats_html(report.stats)
     if history is not None:
         out += chart_html(history)
     out.append("</header>")

@@ -53,10 +53,36 @@ def failure_text(outcome: Outcome) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stats_cases(suite: ET.Element, report: Report) -> None:
+    from silo_regress.render.statslines import suite_sentence, task_sentence
+
+    assert report.stats is not None
+    for task in report.stats.tasks:
+        case = ET.SubElement(
+            suite, "testcase", {"classname": xml_text(task.task), "name": "pass rate", "time": "0"}
+        )
+        if task.failed:
+            failure = ET.SubElement(
+                case, "failure", {"message": xml_text(task_sentence(task)), "type": task.tier.value}
+            )
+            failure.text = xml_text(task_sentence(task))
+    case = ET.SubElement(
+        suite, "testcase", {"classname": "suite", "name": "suite pass rate", "time": "0"}
+    )
+    if report.stats.suite.failed:
+        sentence = xml_text(suite_sentence(report.stats.suite))
+        failure = ET.SubElement(case, "failure", {"message": sentence, "type": "suite-regression"})
+        failure.text = sentence
+
+
 def render_junit(report: Report) -> str:
     failures = sum(1 for o in report.outcomes if not o.ok)
+    tests = len(report.outcomes)
+    if report.stats is not None:  # a test case per stats task, and one for the suite
+        tests += len(report.stats.tasks) + 1
+        failures += sum(t.failed for t in report.stats.tasks) + report.stats.suite.failed
     counts = {
-        "tests": str(len(report.outcomes)),
+        "tests": str(tests),
         "failures": str(failures),
         "errors": "0",
         "skipped": "0",
@@ -87,6 +113,8 @@ def render_junit(report: Report) -> str:
             {"message": xml_text(headline(outcome)), "type": outcome.verdict.value},
         )
         failure.text = xml_text(failure_text(outcome))
+    if report.stats is not None:
+        _stats_cases(suite, report)
     ET.indent(suites)
     body = ET.tostring(suites, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

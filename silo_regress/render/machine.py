@@ -18,7 +18,20 @@ if TYPE_CHECKING:
 
 
 def render_json(report: Report) -> str:
-    return dumps(report_json(report, word=words, next_steps=next_steps_json(report)))
+    return dumps(
+        report_json(
+            report, word=words, next_steps=next_steps_json(report), stats=_stats_json(report)
+        )
+    )
+
+
+def _stats_json(report: Report) -> dict[str, Any] | None:
+    """The stats gate's results (docs/statistics.md); absent when no task is gated."""
+    if report.stats is None:
+        return None
+    from silo_regress.render.statsjson import stats_json
+
+    return stats_json(report.stats)
 
 
 def next_steps_json(report: Report) -> list[dict[str, Any]]:

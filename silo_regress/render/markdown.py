@@ -140,6 +140,10 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     out += [cell(summary_sentence(report)) + where, ""]
     if report.repeat is not None:
         out += _tallies(report)
+    if report.stats is not None:
+        from silo_regress.render.statslines import markdown_lines
+
+        out += markdown_lines(report.stats)
     if failing:
         from silo_regress.render.summary import (
             counts_phrase,

@@ -93,8 +93,12 @@ def render_text(
         from silo_regress.render.tallies import tally_lines
 
         out += tally_lines(report)
+    if report.stats is not None:
+        from silo_regress.render.statslines import stats_lines
+
+        out += [*stats_lines(report.stats, paint=palette.paint), ""]
     shared: set[str] = set()
-    if not report.ok:
+    if any(not o.ok for o in report.outcomes):
         head, shared = summary_block(report, palette=palette)
         out += [*head, ""]
     for outcome in report.outcomes:
@@ -315,6 +319,11 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
         "" if report.source.is_working_tree else f" (baselines from {visible(report.source.label)})"
     )
     if not report.outcomes:
+        if report.stats is not None:
+            verdict = "failed" if report.stats.failed else "passed"
+            count = len(report.stats.tasks)
+            text = f"stats gate {verdict}: {count} task{'s' * (count != 1)} judged{where}"
+            return palette.paint(text, "red" if report.stats.failed else "green")
         return headline or f"no baselines to check{where}"
     parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     artifacts = len(report.outcomes)
@@ -407,6 +416,10 @@ def render_status(status: Status, *, color: bool = False) -> str:
         verdict = row.verdict.value if row.verdict else "-"
         if row.note:
             verdict = f"{verdict} ({row.note})" if row.verdict else row.note.value
+        if row.gate:
+            tally = f"tally {row.tally[0]}/{row.tally[1]}" if row.tally else "no tally"
+            # under "stats" the bytes decide nothing: name the tally instead
+            verdict = f"stats gate, {tally}" if row.gate == "stats" else f"{verdict} ({tally})"
         rows.append(
             (
                 str(row.task),
@@ -427,8 +440,14 @@ def render_status(status: Status, *, color: bool = False) -> str:
     out = []
     for n, r in enumerate(table):
         line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip()
-        if n and r[verdict_at] not in ("match",) and color:
-            no_baseline = r[verdict_at] == RowNote.NO_BASELINE.value
+        verdict_shown = r[verdict_at]
+        if (
+            n
+            and verdict_shown != "match"
+            and not verdict_shown.startswith("stats gate, tally")
+            and color
+        ):
+            no_baseline = verdict_shown == RowNote.NO_BASELINE.value
             line = palette.paint(line, "yellow" if no_baseline else "red")
         out.append(line)
     if not status.rows:

@@ -7,6 +7,7 @@ shards fit together and merges their outcomes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from silo_regress.errors import InputError
 from silo_regress.judging.outcome import (
@@ -17,6 +18,9 @@ from silo_regress.judging.outcome import (
     SourceKind,
 )
 from silo_regress.project.taskref import TaskRef
+
+if TYPE_CHECKING:
+    from silo_regress.stats.verdicts import StatsJudgement
 
 
 def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
@@ -41,7 +45,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     # check orders tasks by ref and keeps each task's artifacts in config order;
     # a stable sort by ref alone restores exactly that order.
     outcomes.sort(key=lambda o: TaskRef.sort_key(o.task))
-    if not outcomes:
+    if not outcomes and all(r.stats is None for _, r in reports):  # stats tasks have no results
         raise InputError(
             f"the report{'s' * (len(reports) > 1)} compared nothing (no results in "
             f"{', '.join(name for name, _ in reports)}): a merge of nothing is not a pass"
@@ -53,7 +57,30 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         warnings=tuple(warnings),
         source=sources[0] if len(sources) == 1 else _mixed(sources),
         repeat=reports[0][1].repeat,
+        stats=_merged_stats(reports),
     )
+
+
+def _merged_stats(reports: Sequence[tuple[str, Report]]) -> StatsJudgement | None:
+    """One suite decision over every shard's stats tasks (issue 28), judged again."""
+    judged = [(name, r.stats) for name, r in reports if r.stats is not None]
+    if not judged:
+        return None
+    from silo_regress.reports.statsmerge import decisions_of, judge_again
+    from silo_regress.stats.verdicts import Evidence
+
+    seen: dict[str, str] = {}
+    parts = []
+    for name, stats in judged:
+        for task in stats.tasks:
+            if seen.setdefault(task.task, name) != name:
+                raise InputError(
+                    f"{name}: stats task {task.task} is also in {seen[task.task]}; every task "
+                    "must be checked by exactly one shard"
+                )
+        evidence = [Evidence(t.task, t.baseline, t.candidate, t.tally_path) for t in stats.tasks]
+        parts.append((stats.policy, evidence, decisions_of(stats)))
+    return judge_again(parts)
 
 
 def _mixed(sources: Sequence[BaselineOrigin]) -> BaselineOrigin:

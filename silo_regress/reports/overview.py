@@ -39,6 +39,7 @@ class RowNote(enum.StrEnum):
     NO_RUN = "no run"  # baselines, but no run here to judge
     AMBIGUOUS = "ambiguous"  # an unqualified baseline, runs in several environments
     REFUSED = "refused"  # files named like baselines whose name maps to no task
+    VARIES = "varies"  # recorded with --force from rollouts that differ: bytes cannot gate it
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,10 @@ class StatusRow:
     git_state: str = ""
     variants: tuple[int, ...] = ()  # accepted variants per artifact in ``baselines``
     agent: str | None = None  # the agent that made the newest run, from its record
+    # gate = "stats" or "both": the task is judged by pass counts (its tally, when
+    # recorded: passed of rollouts); its byte verdict alone decides nothing
+    gate: str = ""
+    tally: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,8 @@ def build_status(
     for outcome in report.outcomes:
         by_task.setdefault(outcome.task, []).append(outcome.verdict)
     rows = [_tracked_row(t, index, by_task.get(t.ref, []), now) for t in targets]
+    if config.gates_statistically or _has_tallies(config):
+        rows = _with_gates(config, source, targets, rows)
     covered = {t.key for t in targets if t.key is not None}
     covered |= {(e, t.ref.task_id) for t in targets for e in t.ambiguous}  # one row says it
     for environment, task_id in index.task_keys():
@@ -132,6 +139,52 @@ def _discarded(index: RunIndex) -> tuple[DiscardedRow, ...]:
     return tuple(
         DiscardedRow(d.name, f"{d.run.environment}/{d.run.task_id}" if d.run else None)
         for d in list_discarded(index.runs_dir)
+    )
+
+
+def _with_gates(
+    config: Config, source: BaselineSource, targets: Sequence[Target], rows: list[StatusRow]
+) -> list[StatusRow]:
+    """Mark the tasks the stats gate judges, with their tally's counts."""
+    from dataclasses import replace
+
+    from silo_regress.judging.statsgate import gated_targets, read_baseline_tally
+
+    gated = {t.ref: t for t in gated_targets(config, targets)}
+    marked = []
+    for row in rows:
+        target = gated.get(row.task)
+        if target is not None and target.key is not None:
+            gate = config.task_settings(target.ref, environment=target.key[0]).gate.value
+            tally = read_baseline_tally(source, target.ref)
+            counts = (tally.passed, tally.rollouts) if tally is not None else None
+            marked.append(replace(row, gate=gate, tally=counts))
+            continue
+        tally = read_baseline_tally(source, row.task) if row.baselines else None
+        if tally is not None and tally.varied:
+            # recorded with --force: a byte baseline of a task whose rollouts differ
+            marked.append(
+                replace(row, note=row.note or RowNote.VARIES, tally=(tally.passed, tally.rollouts))
+            )
+        else:
+            marked.append(row)
+    return marked
+
+
+def _has_tallies(config: Config) -> bool:
+    """Whether any tally lies in the baselines directory (a cheap look, no parse)."""
+    import os
+
+    def names(directory: Path) -> list[str]:
+        try:
+            return os.listdir(directory)
+        except OSError:  # not there, not a directory, not readable: no tally to show
+            return []
+
+    top = names(config.baselines_dir)
+    folders = [config.baselines_dir / n for n in top if not n.startswith(".") and "." not in n]
+    return any(n.endswith(".tally.json") for n in top) or any(
+        m.endswith(".tally.json") for folder in folders for m in names(folder)
     )
 
 

@@ -104,11 +104,17 @@ def load_report(data: bytes, *, source: str) -> Report:
                     "(a check --run --repeat report)"
                 )
     origins = list(dict.fromkeys(o.baseline_source for o in outcomes if o.baseline_source))
+    stats = None
+    if document.get("stats") is not None:  # the stats gate (docs/statistics.md)
+        from silo_regress.reports.statsmerge import judge_again, read_stats
+
+        stats = judge_again([read_stats(document["stats"], source)])
     return Report(
         outcomes=outcomes,
         shard=_shard(document.get("shard"), source),
         source=origins[0] if len(origins) == 1 else WORKING_TREE,
         repeat=repeat,
+        stats=stats,
     )
 
 
@@ -374,9 +380,11 @@ def report_json(
     *,
     word: Callable[[tuple[Note, ...]], list[str]],
     next_steps: list[dict[str, Any]] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The document of ``report``; ``word`` gives each result's ``behaviour`` lines and
-    ``next_steps`` the closing advice as data (both the renderers', above this layer)."""
+    ``next_steps`` the closing advice as data and ``stats`` the stats gate's results (each
+    the renderers', above this layer)."""
     shard: dict[str, Any] = {}
     if report.shard is not None:
         shard["shard"] = {"index": report.shard[0], "count": report.shard[1]}
@@ -384,6 +392,7 @@ def report_json(
         "version": REPORT_VERSION,
         **shard,
         **_repeat_json(report),
+        **({"stats": stats} if stats is not None else {}),
         "summary": report.summary(),
         "results": [
             {

@@ -15,6 +15,9 @@ from silo_regress.project.taskref import TaskRef, printable, unsafe_reason
 
 MAX_VARIANTS = 10
 VARIANT_MARK = "~"  # baselines/TASK~2.result.json: the task's second accepted variant
+# baselines/[ENV/]TASK.tally.json: the stats gate's pass counts (docs/statistics.md).
+# Config refuses an artifact named like it, so no baseline name ends in it.
+TALLY_SUFFIX = ".tally.json"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,25 @@ def baseline_relpath(ref: TaskRef, artifact: str, variant: int = 1) -> str:
     mark = f"{VARIANT_MARK}{variant}" if variant > 1 else ""
     name = f"{ref.task_id}{mark}.{artifact}"
     return f"{ref.environment}/{name}" if ref.environment else name
+
+
+def tally_relpath(ref: TaskRef) -> str:
+    """``[ENV/]TASK.tally.json``, relative to the baselines directory."""
+    name = f"{ref.task_id}{TALLY_SUFFIX}"
+    return f"{ref.environment}/{name}" if ref.environment else name
+
+
+def parse_tally_relpath(relpath: str) -> TaskRef | None:
+    """The task whose tally ``relpath`` is, or None for any other name."""
+    environment, slash, name = relpath.rpartition("/")
+    if not name.endswith(TALLY_SUFFIX) or (slash and "/" in environment):
+        return None
+    task_id = name[: -len(TALLY_SUFFIX)]
+    if not task_id or unsafe_reason(task_id) or VARIANT_MARK in task_id:
+        return None
+    if slash and (unsafe_reason(environment) or environment.startswith(".")):
+        return None
+    return TaskRef(task_id, environment if slash else None)
 
 
 def parse_relpath(relpath: str, artifacts: Iterable[str]) -> Baseline | None:

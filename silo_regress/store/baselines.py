@@ -91,6 +91,10 @@ class BaselineSource(Protocol):
 
     def display_path(self, baseline: Baseline) -> str: ...
 
+    def has(self, relpath: str) -> bool:
+        """Whether a file (of any name) is at ``relpath`` under the baselines directory."""
+        ...
+
     @property
     def git_prefix(self) -> str: ...
 
@@ -262,6 +266,9 @@ class BaselineStore:
             return read_regular(path, shown=shown, follow=False)
         except FileNotFoundError:
             raise FileError(f"{shown}: cannot read baseline: it disappeared") from None
+
+    def has(self, relpath: str) -> bool:
+        return os.path.lexists(self.root / relpath)
 
     def variants_of(self, ref: TaskRef, artifact: str) -> list[Baseline]:
         """Every stored variant of one artifact of one task (misnamed ones last)."""

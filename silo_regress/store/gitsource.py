@@ -73,6 +73,9 @@ class MappingSource:
             )
         return self.files[baseline.relpath]
 
+    def has(self, relpath: str) -> bool:
+        return relpath in self.files or relpath in self.special
+
     def format_version(self) -> str | None:
         data = self.files.get(FORMAT_FILE)
         return None if data is None else data.decode("utf-8", "replace").strip()

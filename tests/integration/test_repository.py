@@ -57,6 +57,7 @@ DEFERRED = (
     "silo_regress.store.gitsource",  # a working-tree check reads no baseline from git
     "silo_regress.runs.toolpath",  # derives tool-events.json: only a project that baselines it
     "silo_regress.render.advice",  # nothing to accept
+    "silo_regress.stats",  # the statistical gate: only for tasks with gate = "stats"
     "shlex",
     "traceback",
     "tempfile",

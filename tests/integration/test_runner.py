@@ -280,8 +280,10 @@ def test_record_repeat_refuses_a_flaky_task_unless_forced(tmp_path: Path, contro
         ".silo-regress-format",
         "TASK-001.result.json",
         "TASK-001.state-diff.json",
+        "TASK-001.tally.json",  # record --repeat N keeps the pass counts too (issue 22)
         "TASK-002.result.json",
         "TASK-002.state-diff.json",
+        "TASK-002.tally.json",
     ]
     # The recorded run is one of those just made, the newest complete one.
     newest = max(

@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress", "silo_regress.errors"),
     ("silo_regress.system",),  # files read and written safely; processors and forks
     ("silo_regress.canon",),  # canonical JSON, pointers, diffs, the volatile scan
-    ("silo_regress.vcs",),  # git, read-only
+    # git, read-only / pass-count statistics of the stats gate (math on counts, and the tally)
+    ("silo_regress.vcs", "silo_regress.stats"),
     ("silo_regress.project",),  # task refs, config, the inputs' fingerprint
     ("silo_regress.store", "silo_regress.runs"),  # baselines on disk or in git / Silo's runs
     ("silo_regress.behaviour",),  # diffs in agent terms, and their direction
@@ -44,6 +45,10 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("jsondiff",),
     ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
+    "silo_regress.stats": [
+        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally"),
+        ("verdicts",),
+    ],
     "silo_regress.project": [
         ("taskref",),
         ("configvalues",),
@@ -68,8 +73,8 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("outcome",),
         ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
-        ("plainmatch", "refusals", "repeats", "coverage"),
-        ("judge",),
+        ("plainmatch", "refusals", "repeats", "coverage", "tallying"),
+        ("judge", "statsgate"),
     ],
     "silo_regress.recording": [
         ("acceptance", "scaffold"),
@@ -77,10 +82,15 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("formatter", "reviewing", "discarding", "pruning"),
         ("undoing", "consistency"),
     ],
-    "silo_regress.reports": [("schema",), ("overview", "merger", "reconstruction"), ("history",)],
+    "silo_regress.reports": [
+        ("statsmerge",),  # the stats gate's results read back and judged again
+        ("schema",),
+        ("overview", "merger", "reconstruction"),
+        ("history",),
+    ],
     "silo_regress.render": [
-        ("wording", "hunks", "advice", "chart"),
-        ("excerpt",),
+        ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
+        ("excerpt", "statshtml"),
         ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),

@@ -1,0 +1,6 @@
+"""Statistics on pass counts of repeated rollouts: the math of the ``stats`` gate.
+
+Pure functions on integer counts, written on :mod:`math` alone: ``scipy.stats`` takes
+over a second to import and is a test-only oracle here. Nothing of this package is
+imported on the path of an ``exact`` check (tests/test_repository.py).
+"""

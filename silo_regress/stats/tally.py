@@ -1,0 +1,211 @@
+"""The tally file ``baselines/[ENV/]TASK.tally.json``: the evidence of a stats gate, in git.
+
+A canonical, timestamp-free count of a task's recorded rollouts, reviewed in a pull
+request like any baseline::
+
+    {
+      "checks": {"refund issued": 9, "reply sent": 10},
+      "format": 1,
+      "passed": 9,
+      "reward": {"sum": 9, "sum-of-squares": 9},
+      "rollouts": 10,
+      "variants": {"result.json": [7, 3]}
+    }
+
+``checks`` counts the rollouts in which each check (by label) passed; ``variants``
+counts, per artifact, the rollouts that matched accepted variant 1, 2, ...
+A tally is read with full validation: anything hand-edited into an impossible or
+non-canonical state is a :class:`TallyError` naming the file and the JSON path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from silo_regress.canon.canonical import canonicalize, serialize
+from silo_regress.errors import InputError
+
+TALLY_FORMAT = 1
+SUFFIX = ".tally.json"
+_KEYS = ("checks", "format", "passed", "reward", "rollouts", "variants")
+_REWARD_KEYS = ("sum", "sum-of-squares")
+
+
+class TallyError(InputError):
+    """A tally file that is not a valid, canonical tally (exit code 3)."""
+
+
+class TallyFormatError(TallyError):
+    """A tally written by a newer silo-regress (its ``format`` is above ours)."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A task's counts over its recorded rollouts."""
+
+    rollouts: int
+    passed: int
+    checks: tuple[tuple[str, int], ...] = ()  # (label, passes), by label
+    reward_sum: float = 0
+    reward_squares: float = 0
+    variants: tuple[tuple[str, tuple[int, ...]], ...] = ()  # artifact -> matches per variant
+    format: int = TALLY_FORMAT
+    _check_map: Mapping[str, int] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.passed <= self.rollouts:
+            raise ValueError(f"{self.passed} passes of {self.rollouts} rollouts")
+        object.__setattr__(self, "_check_map", dict(self.checks))
+
+    def check_passed(self, label: str) -> int | None:
+        return self._check_map.get(label)
+
+    @property
+    def labels(self) -> frozenset[str]:
+        return frozenset(self._check_map)
+
+    @property
+    def varied(self) -> bool:
+        """Whether the rollouts differed in a recorded artifact: some matched a later
+        variant, or none (byte-exact gating cannot hold for such a task)."""
+        return any(len(counts) > 1 or sum(counts) < self.rollouts for _, counts in self.variants)
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.rollouts if self.rollouts else 0.0
+
+    @property
+    def reward_mean(self) -> float | None:
+        return self.reward_sum / self.rollouts if self.rollouts else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checks": dict(self.checks),
+            "format": self.format,
+            "passed": self.passed,
+            "reward": {"sum": self.reward_sum, "sum-of-squares": self.reward_squares},
+            "rollouts": self.rollouts,
+            "variants": {artifact: list(counts) for artifact, counts in self.variants},
+        }
+
+
+def serialize_tally(tally: Tally) -> bytes:
+    """The tally's canonical bytes (canonical form v1, like every baseline)."""
+    return serialize(tally.to_json())
+
+
+def _error(source: str, path: str, problem: str) -> TallyError:
+    return TallyError(f"{source}: {path or '/'} {problem}")
+
+
+def _count(value: Any, *, source: str, path: str, most: int | None = None) -> int:
+    # bool is an int to Python: a hand-written `true` must not count as 1.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(source, path, f"must be a whole number, not {_shown(value)}")
+    if value < 0:
+        raise _error(source, path, f"must not be negative, not {value}")
+    if most is not None and value > most:
+        raise _error(source, path, f"is {value}, more than the {most} rollouts")
+    return value
+
+
+def _number(value: Any, *, source: str, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _error(source, path, f"must be a number, not {_shown(value)}")
+    return value
+
+
+def _object(value: Any, *, source: str, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _error(source, path, f"must be an object, not {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return repr(value)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def parse_tally(data: bytes, *, source: str) -> Tally:
+    """Read a tally's bytes, or raise :class:`TallyError` naming ``source`` and the path."""
+    document = canonicalize(data, source=source)  # InputError for JSON that is not JSON
+    value = _object(document.value, source=source, path="")
+    version = value.get("format")
+    if isinstance(version, int) and not isinstance(version, bool) and version > TALLY_FORMAT:
+        raise TallyFormatError(
+            f"{source}: /format is {version}, written by a newer silo-regress "
+            f"(this one reads format {TALLY_FORMAT}): upgrade silo-regress"
+        )
+    if version != TALLY_FORMAT:
+        raise _error(source, "/format", f"must be {TALLY_FORMAT}, not {_shown(version)}")
+    unknown = sorted(set(value) - set(_KEYS))
+    if unknown:
+        raise _error(source, "/" + _escape(unknown[0]), "is not a key of a tally")
+    missing = [k for k in _KEYS if k not in value]
+    if missing:
+        raise _error(source, "/" + missing[0], "is missing")
+    rollouts = _count(value["rollouts"], source=source, path="/rollouts")
+    passed = _count(value["passed"], source=source, path="/passed", most=rollouts)
+    checks = _object(value["checks"], source=source, path="/checks")
+    counted = tuple(
+        (label, _count(n, source=source, path=f"/checks/{_escape(label)}", most=rollouts))
+        for label, n in sorted(checks.items())
+    )
+    reward = _object(value["reward"], source=source, path="/reward")
+    extra = sorted(set(reward) - set(_REWARD_KEYS))
+    if extra:
+        raise _error(source, "/reward/" + _escape(extra[0]), "is not a key of a tally's reward")
+    for key in _REWARD_KEYS:
+        if key not in reward:
+            raise _error(source, f"/reward/{key}", "is missing")
+    reward_sum = _number(reward["sum"], source=source, path="/reward/sum")
+    squares = _number(reward["sum-of-squares"], source=source, path="/reward/sum-of-squares")
+    if squares < 0:
+        raise _error(source, "/reward/sum-of-squares", f"must not be negative, not {squares}")
+    variants = _object(value["variants"], source=source, path="/variants")
+    matched = []
+    for artifact, counts in sorted(variants.items()):
+        where = f"/variants/{_escape(artifact)}"
+        if not isinstance(counts, list):
+            raise _error(source, where, f"must be an array of counts, not {_shown(counts)}")
+        numbers = tuple(
+            _count(n, source=source, path=f"{where}/{i}", most=rollouts)
+            for i, n in enumerate(counts)
+        )
+        if sum(numbers) > rollouts:
+            raise _error(
+                source, where, f"counts {sum(numbers)} matches, more than the {rollouts} rollouts"
+            )
+        matched.append((artifact, numbers))
+    tally = Tally(
+        rollouts=rollouts,
+        passed=passed,
+        checks=counted,
+        reward_sum=reward_sum,
+        reward_squares=squares,
+        variants=tuple(matched),
+    )
+    if document.text != data:
+        raise _error(source, "", "is not in canonical form: run `silo-regress fmt` to rewrite it")
+    return tally
+
+
+def tally_name(stem: str) -> str:
+    """``[ENV/]TASK`` -> ``[ENV/]TASK.tally.json``."""
+    return stem + SUFFIX
