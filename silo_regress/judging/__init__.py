@@ -2,6 +2,7 @@
 
 - :mod:`.targets`: baselines grouped by task, each mapped to its runs;
 - :mod:`.direction`: which way a changed task moved, from the scores of its result.json;
+- :mod:`.remedies`: what a failing verdict's next step needs (config lines, stale inputs);
 - :mod:`.outcome`: the typed result model (verdicts, outcomes, reports) every renderer reads;
 - :mod:`.context`: one target's run, settings and paths, and the one outcome factory;
 - :mod:`.comparison`: one baseline against one artifact: the verdict and its outcome;

@@ -19,7 +19,7 @@ from silo_regress.canon.prefilter import might_be_volatile
 from silo_regress.errors import InputError
 from silo_regress.judging.context import TargetContext
 from silo_regress.judging.direction import Scores
-from silo_regress.judging.outcome import ConfigLine, Outcome, Verdict
+from silo_regress.judging.outcome import Outcome, Verdict
 from silo_regress.project.config import Config, TaskSettings, task_table
 from silo_regress.runs.derived import is_derived
 from silo_regress.runs.index import RESULT_FILE, Run, UnreadableArtifactError, read_artifact
@@ -28,6 +28,7 @@ from silo_regress.system.fsio import FileError
 
 if TYPE_CHECKING:
     from silo_regress.canon.volatile import Finding
+    from silo_regress.judging.remedies import ConfigLine
     from silo_regress.runs.provenance import Provenance
 
 
@@ -252,6 +253,8 @@ def _volatile_fix(
 ) -> tuple[ConfigLine, ...]:
     """The task's own ``ignore`` and ``volatile-exempt`` lines that would settle it: each the
     whole list, since a table's key replaces the one it inherits."""
+    from silo_regress.judging.remedies import ConfigLine
+
     table = task_table(baseline.ref.task_id, context.environment)
     location = config.location
     found = [f"{baseline.artifact}:{f.pointer}" for f in findings]

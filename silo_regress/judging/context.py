@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from silo_regress.judging.direction import Scores
-from silo_regress.judging.outcome import BaselineOrigin, Outcome, Remedy, Verdict
+from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict
 from silo_regress.project.config import Config, TaskSettings
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.derived import source_file
@@ -21,6 +21,7 @@ from silo_regress.store.baselines import Baseline, BaselineSource
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
     from silo_regress.canon.jsondiff import Change
+    from silo_regress.judging.remedies import Remedy
     from silo_regress.runs.provenance import Provenance
 
 _new = object.__new__

@@ -34,14 +34,13 @@ from silo_regress.judging.outcome import (
     Direction,
     Outcome,
     Report,
-    StaleInputs,
     Verdict,
 )
 from silo_regress.judging.plainmatch import plain_matches
 from silo_regress.judging.targets import Target, describe_ambiguous, select_targets
 from silo_regress.project.config import Config, TaskSettings
 from silo_regress.project.taskref import TaskRef
-from silo_regress.runs.index import RESULT_FILE, Run, RunIndex
+from silo_regress.runs.index import RESULT_FILE, Run, RunIndex, discard_dir
 from silo_regress.store.baselines import Baseline, BaselineSource, group_variants, layout_problem
 from silo_regress.system.cpus import in_halves, split_workers
 from silo_regress.system.fsio import FileError
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     # Loaded only when used: a matching check without configured inputs (the
     # pre-commit hook, most days) judges no freshness and diffs nothing.
     from silo_regress.canon.jsondiff import Change
+    from silo_regress.judging.remedies import Remedy
     from silo_regress.project.fingerprint import InputSnapshot
     from silo_regress.runs.freshness import RunFreshness
 
@@ -134,10 +134,10 @@ def check(
 
 def _discard_notes(config: Config, index: RunIndex, targets: Sequence[Target]) -> list[str]:
     """Say which judged task has a newer run that was discarded, and what was judged."""
-    from silo_regress.runs.discards import discard_dir, list_discarded
-
     if not os.path.isdir(discard_dir(index.runs_dir)):  # the usual case: one stat
         return []
+    from silo_regress.runs.discards import list_discarded
+
     keys = {t.key: t.ref for t in targets if t.key is not None and not t.refused}
     # A task whose every run is discarded resolves to no key: match it by its ref.
     runless = {t.ref for t in targets if t.key is None and not t.refused and not t.ambiguous}
@@ -194,7 +194,7 @@ def _judge_targets(
             # With pinned runs (check --run) only those count: an older run on
             # disk is not a result anybody just produced.
             run = runs.get(target.key) if runs is not None else index.newest(*target.key)
-            if runs is None:
+            if runs is None and index.has_future(*target.key):
                 notes.extend(_future_notes(config, index, target.key))
         environment = target.key[0] if target.key else target.ref.environment
         settings = config.task_settings(target.ref, environment=environment)
@@ -351,7 +351,7 @@ def _with_freshness(outcome: Outcome, fresh: RunFreshness | None, *, allow_stale
         detail=fresh.describe(advice=False),  # the report's next steps say how, once
         changes=(),
         behaviour=(),
-        remedy=StaleInputs(fresh.stale.changed),
+        remedy=_stale_inputs(fresh.stale.changed),
     )
 
 
@@ -496,3 +496,9 @@ def _with_direction(
         return judged
     direction = compare_scores(*scores).direction if scores else Direction.DRIFT
     return [replace(o, direction=direction) if o.verdict is Verdict.CHANGED else o for o in judged]
+
+
+def _stale_inputs(changed: tuple[str, ...]) -> Remedy:
+    from silo_regress.judging.remedies import StaleInputs  # a stale run only
+
+    return StaleInputs(changed)

@@ -17,19 +17,18 @@ from silo_regress.store.baselines import SourceKind, located
 if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
     from silo_regress.canon.jsondiff import Change  # loaded by a diff; a matching check never
+    from silo_regress.judging.remedies import Remedy
     from silo_regress.runs.provenance import Provenance
     from silo_regress.stats.verdicts import StatsJudgement  # only a stats-gated check
 
 __all__ = [
     "BaselineOrigin",
-    "ConfigLine",
     "Direction",
     "Hook",
     "Invocation",
     "Outcome",
     "Report",
     "SourceKind",
-    "StaleInputs",
     "Uncovered",
     "Verdict",
 ]
@@ -78,27 +77,6 @@ class BaselineOrigin:
 
 
 WORKING_TREE = BaselineOrigin(SourceKind.WORKING_TREE, "working tree")
-
-
-@dataclass(frozen=True)
-class ConfigLine:
-    """One config key a fix sets, in the table where it belongs (the task's own)."""
-
-    file: str  # the config file, as the user sees it
-    header: str | None  # the table's TOML header; None: the top level of the file
-    key: str  # "ignore" or "volatile-exempt"
-    values: tuple[str, ...]  # the whole list: a table's key replaces the inherited one
-
-
-@dataclass(frozen=True)
-class StaleInputs:
-    """The inputs whose content differs from what the run was made from."""
-
-    changed: tuple[str, ...]
-
-
-# What the judge knew that a verdict's next step needs, typed so no renderer parses prose.
-Remedy = tuple[ConfigLine, ...] | StaleInputs
 
 
 @dataclass(frozen=True)

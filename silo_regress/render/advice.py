@@ -17,15 +17,14 @@ import shlex
 from dataclasses import dataclass
 
 from silo_regress.judging.outcome import (
-    ConfigLine,
     Hook,
     Invocation,
     Outcome,
     Report,
     SourceKind,
-    StaleInputs,
     Verdict,
 )
+from silo_regress.judging.remedies import ConfigLine, StaleInputs
 
 HOOK_ID = "silo-regress-check"  # the pre-commit hook's id, for SKIP=
 # A ref a shell passes through as written (HEAD~1, origin/main, v1.2^): no quotes needed.

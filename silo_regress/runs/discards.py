@@ -28,13 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from silo_regress.errors import InputError
-from silo_regress.runs.index import Run, Unidentified, read_run
+from silo_regress.runs.index import DISCARD_DIR, Run, Unidentified, discard_dir, read_run
 
-DISCARD_DIR = ".silo-regress-discarded"
-
-
-def discard_dir(runs_dir: Path) -> Path:
-    return runs_dir / DISCARD_DIR
+__all__ = ["DISCARD_DIR", "discard_dir"]  # named here too: every discard lives in this room
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,9 @@ Key = tuple[str, str]
 # written. Tuples compare by start, then name: max() of a task's rows is its newest.
 Row = tuple[int, str, str]
 
+# Where `discard` moves runs: inside the runs directory, hidden, so no scan lists it. Here,
+# not in discards.py, so a check pays one stat for "nothing discarded", not an import.
+DISCARD_DIR = ".silo-regress-discarded"
 CLOCK_SKEW = timedelta(minutes=5)  # clocks of one CI fleet drift by seconds, not minutes
 NO_RUN_FILE = f"no {RUN_FILE} (crashed before writing it, or still running)"
 RUN_FILE_LIMIT = 1 << 20  # a run.json is a few hundred bytes; refuse a runaway one
@@ -97,6 +100,29 @@ class RunIndex:
     _built: dict[Key, tuple[Run, ...]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    # The clock, read once (one index is one moment), and the tasks with a run dated
+    # past it: a check asks per task, and almost always the answer is "none".
+    _clock: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def _limit(self) -> int:
+        limit: int | None = self._clock.get("limit")
+        if limit is None:
+            limit = self._clock["limit"] = future_limit()
+        return limit
+
+    def has_future(self, environment: str, task_id: str) -> bool:
+        """Whether the task has a run dated past this machine's clock (+ the skew)."""
+        keys: frozenset[Key] | None = self._clock.get("future")
+        if keys is None:
+            limit = self._limit()
+            if self.newest_rows is not None:  # a task's newest is its latest start
+                keys = frozenset(k for k, row in self.newest_rows.items() if row[0] > limit)
+            else:
+                keys = frozenset(
+                    k for k, rows in self.rows.items() if any(r[0] > limit for r in rows)
+                )
+            self._clock["future"] = keys
+        return (environment, task_id) in keys
 
     @property
     def exists(self) -> bool:
@@ -112,7 +138,7 @@ class RunIndex:
         key = (environment, task_id)
         built = self._built.get(key)
         if built is None:
-            limit = future_limit()
+            limit = self._limit()
             rows = sorted((r for r in self.rows.get(key, ()) if r[0] <= limit), reverse=True)
             built = self._built[key] = tuple(self._run(key, row) for row in rows)
         return built
@@ -123,7 +149,7 @@ class RunIndex:
         built = self._built.get(key)
         if built is not None:
             return built[0] if built else None
-        limit = future_limit()
+        limit = self._limit()
         if self.newest_rows is not None:
             row = self.newest_rows.get(key)
             if row is None:
@@ -136,11 +162,9 @@ class RunIndex:
     def future_runs(self, environment: str, task_id: str) -> tuple[Run, ...]:
         """The task's runs dated past this machine's clock (+ :data:`CLOCK_SKEW`)."""
         key = (environment, task_id)
-        if self.newest_rows is not None:
-            row = self.newest_rows.get(key)
-            if row is None or row[0] <= future_limit():
-                return ()  # its newest is not in the future, so none is
-        limit = future_limit()
+        if not self.has_future(environment, task_id):
+            return ()
+        limit = self._limit()
         rows = sorted((r for r in self.rows.get(key, ()) if r[0] > limit), reverse=True)
         return tuple(self._run(key, row) for row in rows)
 
@@ -494,3 +518,7 @@ def newest_complete(index: RunIndex, environment: str, task_id: str) -> Run | No
         if result_is_complete(run):
             return run
     return None
+
+
+def discard_dir(runs_dir: Path) -> Path:
+    return runs_dir / DISCARD_DIR

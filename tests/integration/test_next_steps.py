@@ -21,9 +21,9 @@ from silo_regress.judging.outcome import (
     Invocation,
     Outcome,
     Report,
-    StaleInputs,
     Verdict,
 )
+from silo_regress.judging.remedies import StaleInputs
 from silo_regress.project.taskref import TaskRef
 from silo_regress.render.advice import advise
 

@@ -54,6 +54,8 @@ DEFERRED = (
     "silo_regress.canon.jsondiff",
     "silo_regress.canon.volatile",  # the scan: only once the prefilter sees a hint
     "silo_regress.runs.clock",
+    "silo_regress.runs.discards",  # one stat says nothing is discarded
+    "silo_regress.judging.remedies",  # next steps of a failing check
     "silo_regress.store.gitsource",  # a working-tree check reads no baseline from git
     "silo_regress.runs.toolpath",  # derives tool-events.json: only a project that baselines it
     "silo_regress.render.advice",  # nothing to accept

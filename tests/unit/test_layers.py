@@ -69,7 +69,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("result", "state", "toolevents"),
     ],
     "silo_regress.judging": [
-        ("targets", "sharding", "direction"),
+        ("targets", "sharding", "direction", "remedies"),
         ("outcome",),
         ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
