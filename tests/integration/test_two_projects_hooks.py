@@ -123,3 +123,68 @@ def test_one_hook_without_project_names_every_project(
     code, output = _commit(mono, hook_repo.home, "Still regressing")
     assert code == 1, output
     assert "  baseline: :agents/hr/baselines/TASK-001.result.json" in output
+
+
+def test_hook_in_a_linked_worktree_blocks_a_regression_and_passes_a_match(
+    hook_repo: HookRepo,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """`git worktree add`: the hook runs in the linked worktree, whose .git is a file and
+    whose index lives under the main repository's .git/worktrees/NAME."""
+    from support.gitrepo import recorded
+
+    main = tmp_path / "main"
+    project = recorded(main, tasks=("TASK-001",))
+    _install(main, hook_repo.config(), hook_repo.home)
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
+    assert (linked / ".git").is_file()
+    there = SiloProject(root=linked, runs_dir=linked / ".silo" / "runs")
+
+    there.add_run("TASK-001")
+    code, output = _commit(linked, hook_repo.home, "A matching run")
+    assert code == 0, output
+    assert re.search(r"silo-regress check \([^\n]*\.+Passed", output)
+    assert _last_subject(linked) == "A matching run"
+
+    rerun(there, passed=False, reward=0.5)
+    code, output = _commit(linked, hook_repo.home, "A regressing run")
+    assert code == 1, output
+    assert "CHANGED  TASK-001 (crm-west)  result.json" in output
+    assert "  baseline: :baselines/TASK-001.result.json" in output
+    assert _last_subject(linked) == "A matching run"
+    assert _last_subject(main) == "Use pre-commit"
+
+    # Accepted in the worktree: recorded there, staged there, committed there.
+    assert there.cli("record", "TASK-001").exit_code == 0
+    git(linked, "add", "baselines")
+    code, output = _commit(linked, hook_repo.home, "Accept it")
+    assert code == 0, output
+    assert _last_subject(linked) == "Accept it"
+    # The main worktree's index still holds the old baseline, and its runs match it.
+    assert b'"reward": 1' in (project.baselines / "TASK-001.result.json").read_bytes()
+    done = run(main, SILO, "check", "--staged", "--allow-no-runs", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_install_hook_from_a_linked_worktree_gates_its_commits(tmp_path: Path) -> None:
+    """install-hook run in a linked worktree writes the hook git runs there (the common
+    hooks directory), and that hook judges the linked worktree's index."""
+    from support.gitrepo import recorded
+
+    main = tmp_path / "main"
+    recorded(main, tasks=("TASK-001",))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
+    done = run(linked, SILO, "install-hook")
+    assert done.returncode == 0, done.stderr
+    there = SiloProject(root=linked, runs_dir=linked / ".silo" / "runs")
+    there.add_run("TASK-001")
+    done = run(linked, "git", "commit", "-q", "--allow-empty", "-m", "match", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rerun(there, passed=False, reward=0.5)
+    done = run(linked, "git", "commit", "-q", "--allow-empty", "-m", "regress", check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "CHANGED  TASK-001 (crm-west)  result.json" in done.stdout + done.stderr
+    assert "git commit --no-verify" in done.stdout + done.stderr
+    assert _last_subject(linked) == "match"
