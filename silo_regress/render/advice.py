@@ -47,6 +47,17 @@ class Step:
     lines: tuple[str, ...] = ()  # config text to paste, rather than commands to run
 
 
+def step_body(step: Step) -> tuple[str, ...]:
+    """A step's lines as a user pastes them: its config lines, its chained commands as
+    one ``&&`` line, or its independent commands one a line. Every format that lays out
+    a step as a block (HTML, JUnit, Markdown) shows these lines."""
+    if step.lines:
+        return step.lines
+    if step.chained:
+        return (" && ".join(step.commands),) if step.commands else ()
+    return step.commands
+
+
 def advise(report: Report) -> tuple[Step, ...]:
     """Every failing verdict's next step, grouped once per kind, changed tasks last."""
     if report.ok:
