@@ -27,6 +27,7 @@ __all__ = [
     "Hook",
     "Invocation",
     "Outcome",
+    "RefusedName",
     "Report",
     "SourceKind",
     "StaleInputs",
@@ -97,8 +98,17 @@ class StaleInputs:
     changed: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class RefusedName:
+    """A file named like a baseline whose name maps to no task (judging/refusals.py):
+    ``fmt`` cannot tell which task was meant, so the step is to rename or remove it."""
+
+    path: str  # relative to the project, as baseline_path (control characters escaped)
+    exact: bool = True  # False: the real name has control characters ``path`` escapes
+
+
 # What the judge knew that a verdict's next step needs, typed so no renderer parses prose.
-Remedy = tuple[ConfigLine, ...] | StaleInputs
+Remedy = tuple[ConfigLine, ...] | StaleInputs | RefusedName
 
 
 @dataclass(frozen=True)
@@ -142,7 +152,7 @@ class Outcome:
     # check --run --repeat N: the rollouts (1..N) this outcome stands for, every one of
     # which gave this artifact the same verdict and bytes; () for a check of one run.
     repeats: tuple[int, ...] = ()
-    remedy: Remedy | None = None  # what the next step needs (volatile, stale-run)
+    remedy: Remedy | None = None  # what the next step needs (volatile, stale-run, refused)
 
     @property
     def ok(self) -> bool:

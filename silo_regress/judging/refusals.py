@@ -8,7 +8,7 @@ without ever reading it.
 
 from __future__ import annotations
 
-from silo_regress.judging.outcome import BaselineOrigin, Outcome, Verdict
+from silo_regress.judging.outcome import BaselineOrigin, Outcome, RefusedName, Verdict
 from silo_regress.judging.targets import Target
 from silo_regress.project.config import Config
 from silo_regress.store.baselines import Refused
@@ -36,6 +36,7 @@ def refused_outcomes(config: Config, target: Target, origin: BaselineOrigin) -> 
                 baseline_path=path,
                 baseline_source=origin,
                 detail=describe(refused, origin.locate(path)),
+                remedy=RefusedName(path, exact=refused.shown == refused.relpath),  # not fmt
             )
         )
     return outcomes

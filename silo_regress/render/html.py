@@ -285,12 +285,12 @@ def _next_steps(report: Report) -> list[str]:
         kind = "config" if step.lines else "commands"
         why = step.why[:1].upper() + step.why[1:]
         body = "\n".join(escape(line) for line in step_body(step))
-        out += [
-            f'<div class="step" data-verdict="{verdict}">',
-            f"<p>{escape(why)}:</p>",
-            f'<pre class="{kind}"><code>{body}</code></pre>',
-            "</div>",
-        ]
+        out.append(f'<div class="step" data-verdict="{verdict}">')
+        if body:
+            out += [f"<p>{escape(why)}:</p>", f'<pre class="{kind}"><code>{body}</code></pre>']
+        else:  # nothing to run as printed: the why says what to do by hand
+            out.append(f"<p>{escape(why)}.</p>")
+        out.append("</div>")
     out.append("</section>")
     return out
 
