@@ -69,8 +69,7 @@ def _system_out(suite: Any) -> str:
     """The suite's <system-out> text, as junitparser reads it ("" for none)."""
     from junitparser import SystemOut
 
-    found = [SystemOut.fromelem(e) for e in suite.iterchildren(SystemOut)]
-    return "".join(e.text or "" for e in found)
+    return "".join(e.text or "" for e in suite.iterchildren(SystemOut))
 
 
 def _lines(step: dict[str, Any]) -> list[str]:
