@@ -118,3 +118,43 @@ def test_a_name_with_a_control_character_is_left_to_the_user(
     text = project.cli("check").stdout
     assert text.rstrip("\n").endswith("shown escaped above: by hand)")
     assert "\x1b" not in text.replace("\\x1b", "")  # never the raw escape character
+
+
+def test_a_merged_report_keeps_the_marker_and_its_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JSON report carries the marker (``refusedName``), so `merge` of shard reports
+    advises rename-or-remove as the check did, not fmt."""
+    project = _refused(tmp_path / "repo")
+    monkeypatch.chdir(project.root)
+    shards = []
+    for k in (1, 2):
+        path = tmp_path / f"shard-{k}.json"
+        done = project.cli("check", "--shard", f"{k}/2", "--format", "json", "-o", str(path))
+        assert done.exit_code in (0, 1), done.output
+        shards.append(str(path))
+    results = [r for s in shards for r in json.loads(Path(s).read_text())["results"]]
+    marked = [r for r in results if "refusedName" in r]
+    assert [r["baseline"] for r in marked] == [f"baselines/{REFUSED}"]
+    assert marked[0]["refusedName"] == {"exact": True}
+    merged = project.cli("merge", *shards, "--format", "json")
+    assert merged.exit_code == 1, merged.output
+    steps = json.loads(merged.stdout)["nextSteps"]
+    assert [s["commands"] for s in steps] == [[f"rm -- 'baselines/{REFUSED}'"]]
+
+
+def test_a_malformed_marker_is_one_named_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _refused(tmp_path / "repo")
+    monkeypatch.chdir(project.root)
+    path = tmp_path / "report.json"
+    project.cli("check", "--format", "json", "-o", str(path))
+    document = json.loads(path.read_text())
+    (n,) = [i for i, r in enumerate(document["results"]) if "refusedName" in r]
+    document["results"][n]["refusedName"] = {"exact": "yes"}
+    path.write_text(json.dumps(document))
+    merged = project.cli("merge", str(path))
+    assert merged.exit_code == 3, merged.output
+    assert f"report.json: results[{n}].refusedName must be an object" in merged.stderr
+    assert "Traceback" not in merged.output
