@@ -273,8 +273,27 @@ def _refuse_baselines_elsewhere(scope: Path, what: str, *, excluding: Path | Non
     listed = ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
     raise ConfigError(
         f"{what}, but baselines lie below {_from_here(scope, Path('.'))}/ in {listed}; "
-        f"--allow-no-runs passes only where there are no baselines at all: give the check "
-        f"--project {projects[0]} (in .pre-commit-config.yaml: args: [--project, {projects[0]}])"
+        f"--allow-no-runs passes only where there are no baselines at all: {_aim(projects)}"
+    )
+
+
+def _aim(projects: list[str]) -> str:
+    """The --project for every project found: a hook given only the first would leave
+    the others' regressions ungated (each project needs its own check)."""
+    if len(projects) == 1:
+        return (
+            f"give the check --project {projects[0]} "
+            f"(in .pre-commit-config.yaml: args: [--project, {projects[0]}])"
+        )
+    shown = projects[:5]
+    more = f" and {len(projects) - 5} more" if len(projects) > 5 else ""
+    return (
+        f"give each of the {len(projects)} projects its own check: "
+        + ", ".join(f"--project {p}" for p in shown)
+        + more
+        + " (in .pre-commit-config.yaml, one silo-regress-check hook each: "
+        + "; ".join(f"args: [--project, {p}]" for p in shown)
+        + ")"
     )
 
 

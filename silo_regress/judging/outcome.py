@@ -120,7 +120,7 @@ class Outcome:
     # check --run --repeat N: the rollouts (1..N) this outcome stands for, every one of
     # which gave this artifact the same verdict and bytes; () for a check of one run.
     repeats: tuple[int, ...] = ()
-    remedy: Remedy | None = None  # what the next step needs (volatile, stale-run)
+    remedy: Remedy | None = None  # what the next step needs (volatile, stale-run, refused)
 
     @property
     def ok(self) -> bool:

@@ -24,6 +24,8 @@ def describe(refused: Refused, shown: str) -> str:
 
 def refused_outcomes(config: Config, target: Target, origin: BaselineOrigin) -> list[Outcome]:
     """One ``not-canonical`` outcome per file of a refused target, in name order."""
+    from silo_regress.judging.remedies import RefusedName  # only for a refused name
+
     outcomes = []
     for refused in target.refused:
         path = f"{config.relative(config.baselines_dir)}/{refused.shown}"
@@ -36,6 +38,7 @@ def refused_outcomes(config: Config, target: Target, origin: BaselineOrigin) -> 
                 baseline_path=path,
                 baseline_source=origin,
                 detail=describe(refused, origin.locate(path)),
+                remedy=RefusedName(path, exact=refused.shown == refused.relpath),  # not fmt
             )
         )
     return outcomes

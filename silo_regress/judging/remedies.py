@@ -1,5 +1,6 @@
 """What the judge knew that a failing verdict's next step needs, typed so no renderer parses
-prose: the config lines that would settle a volatile value, the inputs a stale run missed.
+prose: the config lines that would settle a volatile value, the inputs a stale run missed, a
+baseline-named file to rename or remove.
 
 A room of its own, loaded only when a check fails: a matching check (the hook, most days)
 builds none of these types.
@@ -27,5 +28,14 @@ class StaleInputs:
     changed: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class RefusedName:
+    """A file named like a baseline whose name maps to no task (judging/refusals.py):
+    ``fmt`` cannot tell which task was meant, so the step is to rename or remove it."""
+
+    path: str  # relative to the project, as baseline_path (control characters escaped)
+    exact: bool = True  # False: the real name has control characters ``path`` escapes
+
+
 # What the judge knew that a verdict's next step needs, typed so no renderer parses prose.
-Remedy = tuple[ConfigLine, ...] | StaleInputs
+Remedy = tuple[ConfigLine, ...] | StaleInputs | RefusedName

@@ -24,7 +24,7 @@ from silo_regress.judging.outcome import (
     SourceKind,
     Verdict,
 )
-from silo_regress.judging.remedies import ConfigLine, StaleInputs
+from silo_regress.judging.remedies import ConfigLine, RefusedName, StaleInputs
 
 HOOK_ID = "silo-regress-check"  # the pre-commit hook's id, for SKIP=
 # A ref a shell passes through as written (HEAD~1, origin/main, v1.2^): no quotes needed.
@@ -44,6 +44,17 @@ class Step:
     chained: bool = True
     kind: Verdict | None = None  # the verdict it answers; None: how to skip the hook
     lines: tuple[str, ...] = ()  # config text to paste, rather than commands to run
+
+
+def step_body(step: Step) -> tuple[str, ...]:
+    """A step's lines as a user pastes them: its config lines, its chained commands as
+    one ``&&`` line, or its independent commands one a line. Every format that lays out
+    a step as a block (HTML, JUnit, Markdown) shows these lines."""
+    if step.lines:
+        return step.lines
+    if step.chained:
+        return (" && ".join(step.commands),) if step.commands else ()
+    return step.commands
 
 
 def advise(report: Report) -> tuple[Step, ...]:
@@ -168,15 +179,59 @@ def _missing_baseline(
 
 
 def _not_canonical(outcomes: list[Outcome], report: Report, invocation: Invocation) -> list[Step]:
-    fmt = f"{_tool(invocation)} fmt"
-    commands = (fmt, _stage(invocation)) if report.source.is_index else (fmt,)
-    return [
-        Step(
-            "Rewrite the baselines in canonical form (format 1)",
-            commands,
-            kind=outcomes[0].verdict,
+    """``fmt`` for baselines it can rewrite; a file whose name maps to no task (a typed
+    RefusedName, judging/refusals.py) gets rename-or-remove instead, as fmt cannot tell
+    which task it was meant for."""
+    refused = [o.remedy for o in outcomes if isinstance(o.remedy, RefusedName)]
+    rewritable = [o for o in outcomes if not isinstance(o.remedy, RefusedName)]
+    steps = []
+    if rewritable:
+        fmt = f"{_tool(invocation)} fmt"
+        commands = (fmt, _stage(invocation)) if report.source.is_index else (fmt,)
+        steps.append(
+            Step(
+                "Rewrite the baselines in canonical form (format 1)",
+                commands,
+                kind=rewritable[0].verdict,
+            )
         )
-    ]
+    if refused:
+        steps.append(_rename_or_remove(list(dict.fromkeys(refused)), report, invocation))
+    return steps
+
+
+def _rename_or_remove(refused: list[RefusedName], report: Report, invocation: Invocation) -> Step:
+    """One step for every file whose name maps to no task. A name with a control
+    character is printed escaped, which a shell would not find: the command leaves it
+    out and the step says to remove it by hand."""
+    count = len(refused)
+    them = "them" if count != 1 else "it"
+    why = (
+        f"{count} file{'s' * (count != 1)} named like a baseline map{'s' * (count == 1)} to "
+        f"no task, and fmt cannot tell which was meant: rename {them} to TASK.ARTIFACT or "
+        f"ENV/TASK.ARTIFACT for the task meant (git mv), or remove {them}"
+    )
+    exact = [r.path for r in refused if r.exact]
+    if len(exact) < count:
+        inexact = count - len(exact)
+        why += (
+            f" ({inexact} name{'s' * (inexact != 1)} with a control character, shown escaped "
+            "above: by hand)"
+        )
+    files = " ".join(shlex.quote(_from_here(p, invocation)) for p in exact)
+    commands = (_remove(files, report.source.kind),) if exact else ()
+    return Step(why, commands, kind=Verdict.NOT_CANONICAL)
+
+
+def _remove(files: str, source: SourceKind) -> str:
+    """How to remove files where the check read them: the hook's index holds them staged
+    (git rm -f takes them out of both), a commit's are gone from the working tree once
+    removed there, and the working tree's are plain files, perhaps never added."""
+    if source is SourceKind.INDEX:
+        return f"git rm -q -f -- {files}"
+    if source is SourceKind.COMMIT:
+        return f"git rm -q --ignore-unmatch -- {files}"
+    return f"rm -- {files}"
 
 
 def _volatile(outcomes: list[Outcome], report: Report, invocation: Invocation) -> list[Step]:

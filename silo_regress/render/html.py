@@ -151,6 +151,7 @@ td.del span.intra { background: var(--del-strong); text-decoration: line-through
 td.add span.intra { background: var(--add-strong); }
 p.note { color: var(--muted); font-style: italic; }
 pre.changes { background: var(--panel); padding: .6em; overflow-x: auto; }
+div.step pre { background: var(--panel); padding: .6em; overflow-x: auto; margin-top: 0; }
 details.matches summary { cursor: pointer; font-weight: 600; padding: .3em 0; }
 @media (max-width: 700px) {
   body { padding: 1em .8em; font-size: 14px; }
@@ -262,9 +263,36 @@ def render_html(
             out += _card(card, line)
             card += 1
         out.append("</section>")
+    out += _next_steps(report)
     out += _matches(report)
     out += ["</main>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
+
+
+def _next_steps(report: Report) -> list[str]:
+    """The closing advice (render/advice.py), a block per step: why, then the lines to
+    run or paste. The verdict each answers is on the block, for a reader's script."""
+    if report.ok:
+        return []
+    from silo_regress.render.advice import advise, step_body
+
+    steps = advise(report)
+    if not steps:
+        return []
+    out = ['<section id="next-steps" class="group">', "<h2>Next steps</h2>"]
+    for step in steps:
+        verdict = step.kind.value if step.kind is not None else "skip"
+        kind = "config" if step.lines else "commands"
+        why = step.why[:1].upper() + step.why[1:]
+        body = "\n".join(escape(line) for line in step_body(step))
+        out.append(f'<div class="step" data-verdict="{verdict}">')
+        if body:
+            out += [f"<p>{escape(why)}:</p>", f'<pre class="{kind}"><code>{body}</code></pre>']
+        else:  # nothing to run as printed: the why says what to do by hand
+            out.append(f"<p>{escape(why)}.</p>")
+        out.append("</div>")
+    out.append("</section>")
+    return out
 
 
 def _kind_class(kind: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from silo_regress.judging.outcome import Outcome, Report
+from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.render.excerpt import diff_lines, headline, made_by
 from silo_regress.render.wording import word_sides
 
@@ -51,6 +51,26 @@ def failure_text(outcome: Outcome) -> str:
         lines.append("diff (- baseline, + run):")
         lines.extend(diff)
     return "\n".join(lines) + "\n"
+
+
+def _advice(report: Report) -> tuple[str, dict[Verdict, str]]:
+    """The closing advice (render/advice.py) laid out for JUnit: every step for the
+    suite's output, and the steps answering each verdict for its failing testcases (a
+    CI page that shows only the failing case still says what to do; the skip-the-hook
+    step stays in the suite's output). Nothing for a passing report."""
+    if report.ok:
+        return "", {}
+    from silo_regress.render.advice import advise, step_body
+
+    everything: list[str] = []
+    per_verdict: dict[Verdict, list[str]] = {}
+    for step in advise(report):
+        body = [f"  {line}" for line in step_body(step)]
+        everything += [f"{step.why}:", *body]
+        if step.kind is not None:
+            per_verdict.setdefault(step.kind, []).extend([f"next step: {step.why}:", *body])
+    suite = "next steps:\n" + "\n".join(everything) + "\n" if everything else ""
+    return suite, {kind: "\n".join(lines) + "\n" for kind, lines in per_verdict.items()}
 
 
 def _stats_cases(suite: ET.Element, report: Report) -> None:
@@ -94,6 +114,7 @@ def render_junit(report: Report) -> str:
     ET.SubElement(
         properties, "property", {"name": "baselines", "value": xml_text(report.source.label)}
     )
+    suite_steps, own_steps = _advice(report)
     for outcome in report.outcomes:
         name = outcome.artifact
         if report.repeat is not None:  # one testcase per distinct result of the rollouts
@@ -112,9 +133,11 @@ def render_junit(report: Report) -> str:
             "failure",
             {"message": xml_text(headline(outcome)), "type": outcome.verdict.value},
         )
-        failure.text = xml_text(failure_text(outcome))
+        failure.text = xml_text(failure_text(outcome) + own_steps.get(outcome.verdict, ""))
     if report.stats is not None:
         _stats_cases(suite, report)
+    if suite_steps:  # after the testcases, where the JUnit schema puts a suite's output
+        ET.SubElement(suite, "system-out").text = xml_text(suite_steps)
     ET.indent(suites)
     body = ET.tostring(suites, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -199,6 +199,9 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
         out += [f"- {cell(line)}" for line in uncovered_lines(report)] + [""]
     for step in advise(report):
         why = step.why[:1].upper() + step.why[1:]
+        if not step.lines and not step.commands:  # the why says what to do by hand
+            out += [f"{cell(why)}.", ""]
+            continue
         body = code_block(step.lines, "toml") if step.lines else code_block(step.commands, "sh")
         out += [f"{cell(why)}:", "", *body, ""]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -350,6 +350,8 @@ def accept_hint(report: Report) -> str:
     for step in advise(report):
         if step.lines:
             out.append(f"{step.why}:" + "".join(f"\n  {line}" for line in step.lines))
+        elif not step.commands:  # nothing a shell could run as printed: the why says it
+            out.append(step.why)
         elif step.chained:
             out.append(f"{step.why}: {' && '.join(step.commands)}")
         else:

@@ -34,6 +34,7 @@ from silo_regress.judging.outcome import (
     SourceKind,
     Verdict,
 )
+from silo_regress.judging.remedies import RefusedName
 from silo_regress.project.taskref import TaskRef, parse_ref
 from silo_regress.store.baselines import INDEX_LABEL
 
@@ -128,6 +129,26 @@ def _repeat(value: Any, source: str) -> int | None:
     raise InputError(f"{source}: 'repeat' must be {{\"count\": N, ...}} with N >= 2")
 
 
+def _refused_name(item: dict[str, Any], where: str) -> RefusedName | None:
+    """The typed marker of a file whose name maps to no task, so a merged report's next
+    step is rename-or-remove (not fmt) as the check's was; absent for every other result."""
+    value = item.get("refusedName")
+    if value is None:
+        return None
+    baseline = item.get("baseline")
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("exact"), bool)
+        or not isinstance(baseline, str)
+        or item.get("status") != Verdict.NOT_CANONICAL
+    ):
+        raise InputError(
+            f'{where}.refusedName must be an object {{"exact": true or false}} on a '
+            "not-canonical result with a baseline"
+        )
+    return RefusedName(baseline, exact=value["exact"])
+
+
 def _repeats(item: dict[str, Any], where: str) -> tuple[int, ...]:
     """The rollouts a result stands for; absent outside check --run --repeat."""
     value = item.get("repeats", [])
@@ -201,6 +222,7 @@ def _outcome(item: Any, where: str) -> Outcome:
         direction=_direction(item, where),
         scores=_scores(item, where),
         repeats=_repeats(item, where),
+        remedy=_refused_name(item, where),
     )
 
 
@@ -413,6 +435,11 @@ def report_json(
                 "changes": [change_json(c) for c in o.changes],
                 **_scores_json(o),
                 **({"repeats": list(o.repeats)} if report.repeat is not None else {}),
+                **(
+                    {"refusedName": {"exact": o.remedy.exact}}
+                    if isinstance(o.remedy, RefusedName)
+                    else {}
+                ),
             }
             for o in report.outcomes
         ],
