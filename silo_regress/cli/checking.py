@@ -25,7 +25,7 @@ from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 if TYPE_CHECKING:
     from silo_regress.judging.outcome import Invocation
     from silo_regress.judging.targets import Target
-    from silo_regress.project.config import Config
+    from silo_regress.project.config import Config, SuiteGate
     from silo_regress.project.taskref import TaskRef
     from silo_regress.runs.index import Run, RunIndex
     from silo_regress.stats.sequential import Decision
@@ -54,6 +54,7 @@ class CheckOptions:
     until_decided: bool = False  # --repeat-until-decided: rounds of `repeat` rollouts
     max_repeat: int | None = None  # --max-repeat K: the cap on a task's rollouts
     require_power: bool = False  # insufficient-data fails a stats task
+    suite_gate: SuiteGate | None = None  # --suite-gate: overrides the suite-gate config key
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
@@ -78,6 +79,9 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         _refuse_baselines_elsewhere(g.project, exc.message.split(";")[0], excluding=None)
         out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
+    if options.suite_gate is not None:
+        # The command line outranks the config file, as --fail-on outranks its default.
+        config = replace(config, suite_gate=options.suite_gate)
     if options.repeat == 1 and config.gates_statistically and not options.until_decided:
         raise UsageError(
             "--repeat 1 gives the stats gate one rollout a task, which can never show a "

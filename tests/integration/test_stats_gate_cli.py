@@ -286,3 +286,35 @@ def test_record_of_a_stats_task_whose_rollouts_differ_says_the_gate_takes_it(
     assert "FLAKY" in done.stdout  # it still says the rollouts differ
     assert "judged by its pass rate (gate), so its bytes may differ" in done.stdout
     assert "ignore = [" not in done.stdout
+
+
+def test_suite_gate_option_overrides_the_config_key(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control, extra='suite-gate = "warn"\n' + STATS)
+    passes(control, 1, 9)
+    done = check(project, "--repeat", "10", "--format", "json", "--suite-gate", "fail")
+    suite = json.loads(done.stdout)["stats"]["suite"]
+    assert (suite["verdict"], suite["gate"], suite["failed"]) == ("suite-regression", "fail", True)
+    assert done.exit_code == 1
+
+
+def test_suite_gate_option_warns_or_turns_the_suite_test_off(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)  # config: suite-gate defaults to fail
+    passes(control, 1, 9)
+    warned = check(project, "--repeat", "10", "--format", "json", "--suite-gate", "warn")
+    suite = json.loads(warned.stdout)["stats"]["suite"]
+    assert (suite["verdict"], suite["gate"], suite["failed"]) == ("suite-regression", "warn", False)
+    passes(control, 1, 9)
+    off = check(project, "--repeat", "10", "--suite-gate", "off")
+    assert "suite-gate is off" in off.stdout
+    assert "suite-regression" not in off.stdout
+    assert "regression  TASK-001" in off.stdout  # the task is still Holm at alpha on its own
+    assert off.exit_code == 1
+
+
+def test_suite_gate_option_refuses_an_unknown_value(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    done = check(project, "--repeat", "10", "--suite-gate", "loud")
+    assert done.exit_code == 2
+    assert "--suite-gate" in done.output and "Traceback" not in done.output
+    helped = project.cli("check", "--help")
+    assert "--suite-gate" in helped.stdout
