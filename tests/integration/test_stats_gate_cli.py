@@ -318,3 +318,52 @@ def test_suite_gate_option_refuses_an_unknown_value(tmp_path: Path, control: Pat
     assert "--suite-gate" in done.output and "Traceback" not in done.output
     helped = project.cli("check", "--help")
     assert "--suite-gate" in helped.stdout
+
+
+def test_ctrl_c_between_rounds_keeps_the_rollouts_and_writes_no_tally(
+    tmp_path: Path, control: Path
+) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from support.runnerkit import SILO_REGRESS, fake_pids, new_runs, survivors
+
+    project = recorded(tmp_path, control)
+    baselines = project.baseline_bytes()
+    runs_before = {r["dir"].name for r in new_runs(project)}
+    # Round one (4 rollouts, 3 pass) leaves the sequential test undecided against 9/10;
+    # the first rollout of round two hangs, and Ctrl-C comes while it does.
+    behave(control, **{"TASK-001": {"mode": "vary", "modes": ["ok"] * 3 + ["fail"] + ["hang"] * 4}})
+    restart_count(control)
+    pids_before = len(fake_pids(control))
+    args = ["--project", str(project.root), "check", "--run", "--jobs", "1", "--repeat", "4"]
+    proc = subprocess.Popen(
+        [str(SILO_REGRESS), *args, "--repeat-until-decided", "--max-repeat", "40", "TASK-001"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # A test run from a background job inherits an ignored SIGINT; a terminal's is default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # Four finished rollouts, then the hanging Silo and its child.
+        while len(fake_pids(control)) < pids_before + 6 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        assert len(fake_pids(control)) >= pids_before + 6, "round two started and hangs"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert b"undecided after this round: TASK-001" in stderr
+    assert b"silo-regress: error: interrupted" in stderr
+    assert b"Traceback" not in stderr
+    assert survivors(fake_pids(control)) == []
+    made = [r for r in new_runs(project) if r["dir"].name not in runs_before]
+    finished = [r for r in made if (r["dir"] / "result.json").is_file()]
+    assert len(finished) == 4  # round one's rollouts are kept on disk, whole
+    assert all(r.get("terminationReason") == "completed" for r in finished)
+    # Every file under baselines/, dot-files too: no tally written or torn, no temp file left.
+    assert project.baseline_bytes() == baselines
