@@ -23,7 +23,7 @@ from silo_regress.errors import InputError, UsageError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
-    from silo_regress.judging.outcome import Invocation
+    from silo_regress.judging.outcome import Invocation, Report
     from silo_regress.judging.targets import Target
     from silo_regress.project.config import Config, SuiteGate
     from silo_regress.project.taskref import TaskRef
@@ -214,6 +214,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             decisions=decisions,
             require_power=options.require_power,
         )
+        if pinned is not None and folded > 1 and report.stats is not None:
+            _keep_candidates(config, source, report, targets=targets, pinned=pinned)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:
@@ -230,6 +232,33 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         history=history,
     )
     return exit_code(report, options.fail_on)
+
+
+def _keep_candidates(
+    config: Config,
+    source: BaselineSource,
+    report: Report,
+    *,
+    targets: list[Target],
+    pinned: list[dict[tuple[str, str], Run]],
+) -> None:
+    """Keep each stats task's candidate tally and the rollouts behind it, for `review`
+    to accept: nothing else names the M rollouts of this check afterwards."""
+    from silo_regress.recording.candidates import keep_candidates
+    from silo_regress.store.baselinenames import Baseline, tally_relpath
+
+    assert report.stats is not None
+    judged = {t.task for t in report.stats.tasks}
+    runs_of: dict[str, list[str]] = {}
+    baselines: dict[str, bytes | None] = {}
+    for target in targets:
+        if target.key is None or str(target.ref) not in judged:
+            continue
+        name = str(target.ref)
+        runs_of[name] = [pin[target.key].name for pin in pinned if target.key in pin]
+        tally = Baseline(target.ref, "tally.json", tally_relpath(target.ref))
+        baselines[name] = source.read(tally) if source.has(tally.relpath) else None
+    keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
 
 
 def _check_rounds(options: CheckOptions) -> int | None:

@@ -211,9 +211,10 @@ def test_repeat_until_decided_runs_no_more_rollouts_for_a_stable_task_than_the_c
 ) -> None:
     project = recorded(tmp_path, control)
     passes(control, 9, 1)
-    before = len(list(project.runs_dir.iterdir()))
+    before = len([p for p in project.runs_dir.iterdir() if p.is_dir()])
     done = check(project, "--repeat", "4", "--repeat-until-decided", "--max-repeat", "12")
-    made = len(list(project.runs_dir.iterdir())) - before
+    # Run directories only: the runs directory also holds the kept candidate tallies.
+    made = len([p for p in project.runs_dir.iterdir() if p.is_dir()]) - before
     assert made <= 12 and made % 4 == 0
     assert "sequential (--repeat-until-decided)" in done.stdout
     assert f"rollouts used: TASK-001 {made}" in done.stdout
@@ -367,3 +368,78 @@ def test_ctrl_c_between_rounds_keeps_the_rollouts_and_writes_no_tally(
     assert all(r.get("terminationReason") == "completed" for r in finished)
     # Every file under baselines/, dot-files too: no tally written or torn, no temp file left.
     assert project.baseline_bytes() == baselines
+
+
+def test_review_accept_all_rewrites_the_tally_from_the_checks_rollouts(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 1
+    done = project.cli("review", "--accept-all", "TASK-001")
+    assert done.exit_code == 0, done.output
+    assert "accepted baselines/TASK-001.tally.json from 10 rollouts: 9/10 -> 1/10 passed" in (
+        done.stdout
+    )
+    value = tally(project)
+    assert (value["rollouts"], value["passed"]) == (10, 1)
+    assert value["checks"]["Lead qualified"] == 1
+    data = (project.baselines / "TASK-001.tally.json").read_bytes()
+    assert data == (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()  # canonical
+    assert project.cli("fmt", "--check").exit_code == 0
+    again = project.cli("review", "--accept-all", "TASK-001")
+    assert "tally.json" not in again.stdout  # accepted once, offered no more
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 0  # the new tally is the baseline
+
+
+def test_review_refuses_a_tally_changed_since_the_check_or_runs_gone(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 1
+    path = project.baselines / "TASK-001.tally.json"
+    recorded_bytes = path.read_bytes()
+    path.write_bytes(recorded_bytes.replace(b'"sum": 9.33', b'"sum": 9.5'))
+    changed = path.read_bytes()
+    done = project.cli("review", "--accept-all", "TASK-001")
+    assert "baselines/TASK-001.tally.json: changed since the check" in done.stdout
+    assert "failed 1" in done.stdout
+    assert path.read_bytes() == changed  # nothing written over the newer tally
+    path.write_bytes(recorded_bytes)
+    newest = sorted(project.runs_dir.iterdir())[-1]
+    newest.rename(tmp_path / newest.name)  # one of the ten rollouts is gone
+    gone = project.cli("review", "--accept-all", "TASK-001")
+    assert f"run {newest.name}, one of the 10 rollouts this tally counts, is gone" in gone.stdout
+    assert path.read_bytes() == recorded_bytes
+
+
+def test_review_does_not_offer_a_stable_stats_result(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 9, 1)
+    assert check(project, "--repeat", "10").exit_code == 0
+    before = (project.baselines / "TASK-001.tally.json").read_bytes()
+    done = project.cli("review", "--accept-all", "TASK-001")
+    assert "tally.json" not in done.stdout
+    assert (project.baselines / "TASK-001.tally.json").read_bytes() == before
+
+
+def test_review_on_a_terminal_offers_the_stats_result_and_accepts_its_tally(
+    tmp_path: Path, control: Path
+) -> None:
+    from support.reviewkit import finish, spawn
+
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 1
+    child = spawn(project, "TASK-001")
+    # The byte results of the newest run come first (skipped here), then the stats result.
+    while child.expect([r"\[tally 1/1\] TASK-001 regression", r"\[q\]uit > "]) == 1:
+        child.send("s")
+    child.expect(r"\[a\]ccept its tally  \[s\]kip  \[q\]uit > ")
+    child.send("a")
+    child.expect("accepted baselines/TASK-001.tally.json from 10 rollouts: 9/10 -> 1/10 passed")
+    child.expect("stage them with: git add baselines/TASK-001.tally.json")
+    finish(child)
+    assert (tally(project)["rollouts"], tally(project)["passed"]) == (10, 1)
