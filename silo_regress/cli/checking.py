@@ -23,9 +23,9 @@ from silo_regress.errors import InputError, UsageError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
-    from silo_regress.judging.outcome import Invocation
+    from silo_regress.judging.outcome import Invocation, Report
     from silo_regress.judging.targets import Target
-    from silo_regress.project.config import Config
+    from silo_regress.project.config import Config, SuiteGate
     from silo_regress.project.taskref import TaskRef
     from silo_regress.runs.index import Run, RunIndex
     from silo_regress.stats.sequential import Decision
@@ -54,6 +54,7 @@ class CheckOptions:
     until_decided: bool = False  # --repeat-until-decided: rounds of `repeat` rollouts
     max_repeat: int | None = None  # --max-repeat K: the cap on a task's rollouts
     require_power: bool = False  # insufficient-data fails a stats task
+    suite_gate: SuiteGate | None = None  # --suite-gate: overrides the suite-gate config key
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
@@ -78,6 +79,9 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         _refuse_baselines_elsewhere(g.project, exc.message.split(";")[0], excluding=None)
         out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
         return 0
+    if options.suite_gate is not None:
+        # The command line outranks the config file, as --fail-on outranks its default.
+        config = replace(config, suite_gate=options.suite_gate)
     if options.repeat == 1 and config.gates_statistically and not options.until_decided:
         raise UsageError(
             "--repeat 1 gives the stats gate one rollout a task, which can never show a "
@@ -210,6 +214,8 @@ def run_check(g: Globals, options: CheckOptions) -> int:
             decisions=decisions,
             require_power=options.require_power,
         )
+        if pinned is not None and folded > 1 and report.stats is not None:
+            _keep_candidates(config, source, report, targets=targets, pinned=pinned)
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:
@@ -226,6 +232,33 @@ def run_check(g: Globals, options: CheckOptions) -> int:
         history=history,
     )
     return exit_code(report, options.fail_on)
+
+
+def _keep_candidates(
+    config: Config,
+    source: BaselineSource,
+    report: Report,
+    *,
+    targets: list[Target],
+    pinned: list[dict[tuple[str, str], Run]],
+) -> None:
+    """Keep each stats task's candidate tally and the rollouts behind it, for `review`
+    to accept: nothing else names the M rollouts of this check afterwards."""
+    from silo_regress.recording.candidates import keep_candidates
+    from silo_regress.store.baselinenames import Baseline, tally_relpath
+
+    assert report.stats is not None
+    judged = {t.task for t in report.stats.tasks}
+    runs_of: dict[str, list[str]] = {}
+    baselines: dict[str, bytes | None] = {}
+    for target in targets:
+        if target.key is None or str(target.ref) not in judged:
+            continue
+        name = str(target.ref)
+        runs_of[name] = [pin[target.key].name for pin in pinned if target.key in pin]
+        tally = Baseline(target.ref, "tally.json", tally_relpath(target.ref))
+        baselines[name] = source.read(tally) if source.has(tally.relpath) else None
+    keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
 
 
 def _check_rounds(options: CheckOptions) -> int | None:

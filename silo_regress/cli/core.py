@@ -20,7 +20,13 @@ from silo_regress.cli.common import (
     working_tree,
 )
 from silo_regress.cli.failon import FailOn
-from silo_regress.cli.options import FailOnOption, FormatOption, OutputOption, VerboseOption
+from silo_regress.cli.options import (
+    FailOnOption,
+    FormatOption,
+    OutputOption,
+    SuiteGateOption,
+    VerboseOption,
+)
 from silo_regress.cli.output import ReportFormat, emit_report, start_history
 from silo_regress.cli.rolloutoptions import (
     AgentOption,
@@ -256,6 +262,7 @@ def check(
     timeout: TimeoutOption = None,
     verbose: VerboseOption = False,
     fail_on: FailOnOption = FailOn.CHANGE,
+    suite_gate: SuiteGateOption = None,
     allow_stale: Annotated[
         bool,
         typer.Option(
@@ -303,6 +310,8 @@ def check(
     and tasks together) fails falsely at most 5% of the time.
     With --repeat-until-decided, each task's sequential test runs at 0.05 / (2 m)
     over m tasks and the suite at 0.025 on every rollout made.
+    --suite-gate warn reports a suite-regression without failing; off does not test
+    the suite (its config key is suite-gate).
     """
     from silo_regress.cli.checking import CheckOptions, run_check
 
@@ -326,6 +335,7 @@ def check(
         until_decided=until_decided,
         max_repeat=max_repeat,
         require_power=require_power,
+        suite_gate=suite_gate,
     )
     return run_check(globals_of(ctx), options)
 

@@ -9,6 +9,7 @@ import typer
 
 from silo_regress.cli.failon import FailOn
 from silo_regress.cli.output import ReportFormat
+from silo_regress.project.config import SuiteGate
 
 FormatOption = Annotated[
     ReportFormat,
@@ -35,5 +36,17 @@ FailOnOption = Annotated[
         "changes); improvements and drift are then reported and pass. Broken runs "
         "and baselines fail either way. 'uncovered': any change, and also tasks, "
         "artifacts or environments with runs or settings but no baseline.",
+    ),
+]
+
+SuiteGateOption = Annotated[
+    SuiteGate | None,
+    typer.Option(
+        "--suite-gate",
+        help='What a significant decline of the whole suite does under gate = "stats": '
+        "fail (exit 1), warn (reported, passes) or off (the suite is not tested; tasks are "
+        "then Holm at alpha on their own). Overrides the suite-gate config key (default "
+        "fail). Per-task regressions fail either way.",
+        show_default=False,
     ),
 ]

@@ -17,6 +17,7 @@ from silo_regress.errors import UsageError
 if TYPE_CHECKING:
     from silo_regress.judging.outcome import Outcome
     from silo_regress.project.config import Config
+    from silo_regress.recording.candidates import Candidate
     from silo_regress.recording.undoing import Undo
     from silo_regress.render.text import Palette
     from silo_regress.runs.index import RunIndex
@@ -37,6 +38,7 @@ class _Session:
 
     total: int
     accepted: list[tuple[Outcome, list[str]]] = field(default_factory=list)
+    tallies: list[str] = field(default_factory=list)  # stats results accepted: tally paths
     rejected: list[Outcome] = field(default_factory=list)
     rejected_runs: list[str] = field(default_factory=list)
     skipped: int = 0
@@ -106,11 +108,14 @@ def review(
     rejectable = tuple(o for o in queue.unsettled if o.run_name and o.verdict in _REJECT_ONLY)
     items = queue.items if accept_all else queue.items + rejectable
     unsettled = tuple(o for o in queue.unsettled if o not in items)
-    if not items:
+    # Stats results: the candidate tallies `check --run --repeat M` kept (not --reject:
+    # a tally is not a run to discard).
+    tallies = [] if reject else _candidates(config, refs)
+    if not items and not tallies:
         out("nothing to review: " + _unsettled(queue.unsettled) + "\n")
         return 0
     # Scripted, a refused accept is counted as failed and the rest go on.
-    session = _Session(total=len(items), all_remaining=accept_all)
+    session = _Session(total=len(items) + len(tallies), all_remaining=accept_all)
     pending = deque(items)
     if scripted:
         while pending:
@@ -119,6 +124,8 @@ def review(
                 _reject(config, outcome, pending, session)
             else:
                 _accept_item(config, store, index, outcome, pending, session, pointers=())
+        for candidate in tallies:
+            _accept_tally(config, store, index, candidate, session)
         out(_closing(session, unsettled=unsettled))
         return 0
     palette = _palette(g)
@@ -135,8 +142,88 @@ def review(
         if not done:  # quit: this item and the rest stay as they are
             out(_closing(session, unsettled=unsettled))
             return 0
+    for n, candidate in enumerate(tallies, start=1):
+        try:
+            done = _ask_tally(config, store, index, candidate, session, n=n, of=len(tallies))
+        except KeyboardInterrupt:  # the tally's write is one batch: done whole or not at all
+            out("\ninterrupted\n")
+            out(_closing(session, unsettled=unsettled))
+            return 130
+        if not done:
+            break
     out(_closing(session, unsettled=unsettled))
     return 0
+
+
+def _candidates(config: Config, refs: list[str] | None) -> list[Candidate]:
+    if not config.gates_statistically:  # the stats code loads only for a stats project
+        return []
+    from silo_regress.recording.candidates import reviewable_candidates
+
+    return reviewable_candidates(config.runs_dir, parse_refs(refs))
+
+
+def _tally_line(candidate: Candidate) -> str:
+    tally = candidate.tally
+    return (
+        f"{candidate.task} {candidate.tier}: the {tally.rollouts} rollouts of the last "
+        f"check --run passed {tally.passed}"
+    )
+
+
+def _accept_tally(
+    config: Config,
+    store: BaselineStore,
+    index: RunIndex,
+    candidate: Candidate,
+    session: _Session,
+) -> bool:
+    """Write the candidate tally as the task's baseline tally; False when refused."""
+    from silo_regress.errors import SiloRegressError
+    from silo_regress.recording.candidates import accept_candidate
+
+    try:
+        accepted = accept_candidate(store, index, candidate, runs_dir=config.runs_dir)
+    except SiloRegressError as exc:
+        out(f"silo-regress: error: {exc.message}\n")
+        session.failed += 1
+        return False
+    was = f"{accepted.before.passed}/{accepted.before.rollouts}" if accepted.before else "none"
+    out(
+        f"accepted {accepted.path} from {len(candidate.runs)} rollouts: "
+        f"{was} -> {accepted.after.passed}/{accepted.after.rollouts} passed\n"
+    )
+    session.tallies.append(accepted.path)
+    return True
+
+
+def _ask_tally(
+    config: Config,
+    store: BaselineStore,
+    index: RunIndex,
+    candidate: Candidate,
+    session: _Session,
+    *,
+    n: int,
+    of: int,
+) -> bool:
+    """Offer one stats result; False when the user quits."""
+    out(f"\n[tally {n}/{of}] {_tally_line(candidate)}\n")
+    while True:
+        out("[a]ccept its tally  [s]kip  [q]uit > ")
+        key = typer.getchar()
+        out(key + "\n")
+        if key in ("q", "\x03", "\x04"):
+            return False
+        if key == "s":
+            session.skipped += 1
+            return True
+        if key == "a":
+            if not _accept_tally(config, store, index, candidate, session):
+                session.failed -= 1  # on a terminal a refused accept stays open: skip or quit
+                continue
+            return True
+        out(f"unknown key {key!r}\n")
 
 
 def _palette(g: Globals) -> Palette:
@@ -448,7 +535,7 @@ def _undo_last(
 
 
 def _closing(session: _Session, *, unsettled: tuple[Outcome, ...]) -> str:
-    accepted = len(session.accepted)
+    accepted = len(session.accepted) + len(session.tallies)
     # Whatever was not settled (quit, Ctrl-C) was not reviewed: never "skipped".
     settled = accepted + len(session.rejected) + session.skipped + session.failed
     unreviewed = session.total - settled
@@ -465,6 +552,7 @@ def _closing(session: _Session, *, unsettled: tuple[Outcome, ...]) -> str:
         counts.append(f"undone {session.undone}")
     lines = ["", f"{session.total} to review: " + ", ".join(counts)]
     files = list(dict.fromkeys(path for _, written in session.accepted for path in written))
+    files += session.tallies
     if files:
         lines.append("stage them with: git add " + " ".join(files))
     if session.rejected_runs:

@@ -20,7 +20,9 @@ from silo_regress.reports.history import (
     ArtifactChange,
     ChangeKind,
     LogEntry,
+    PassCount,
     SourceDiff,
+    TallyMove,
     TaskChange,
     TaskLog,
 )
@@ -32,6 +34,53 @@ _KIND_STYLE = {
     ChangeKind.CHANGED: ("yellow",),
     ChangeKind.UNREADABLE: ("red",),
 }
+
+
+def _count(side: PassCount | None) -> str:
+    return "none" if side is None else f"{side.passed}/{side.rollouts}"
+
+
+def _rate(side: PassCount) -> str:
+    return f"{100 * side.passed / side.rollouts:.0f}%" if side.rollouts else "no rollouts"
+
+
+def tally_words(move: TallyMove | None) -> list[str]:
+    """A tally's move as pass counts and rates: ``tally: 9/10 -> 6/10 passed (90% -> 60%)``,
+    then each check whose count moved."""
+    if move is None:
+        return []
+    before, after = move.before, move.after
+    if before is not None and after is not None:
+        head = (
+            f"tally: {_count(before)} -> {_count(after)} passed ({_rate(before)} -> {_rate(after)})"
+        )
+    elif after is not None:
+        head = f"tally: {_count(after)} passed ({_rate(after)})"
+    elif before is not None:
+        head = f"tally removed (was {_count(before)} passed)"
+    else:
+        return []
+    checks = [
+        f"check {c.label!r}: {_count(c.before)} -> {_count(c.after)} passed" for c in move.checks
+    ]
+    return [head, *checks]
+
+
+def _tally_json(move: TallyMove | None) -> dict[str, Any] | None:
+    if move is None:
+        return None
+
+    def side(count: PassCount | None) -> dict[str, int] | None:
+        return None if count is None else {"passed": count.passed, "rollouts": count.rollouts}
+
+    return {
+        "before": side(move.before),
+        "after": side(move.after),
+        "checks": [
+            {"label": c.label, "before": side(c.before), "after": side(c.after)}
+            for c in move.checks
+        ],
+    }
 
 
 def summary_of(
@@ -50,8 +99,9 @@ def summary_of(
     head: list[str] = []
     rest: list[str] = []
     for change in changes:
-        notes = [wording(n) for n in change.behaviour] or (
-            [plain(change.detail)] if change.detail else []
+        notes = [plain(w) for w in tally_words(change.tally)]
+        notes += [wording(n) for n in change.behaviour] or (
+            [plain(change.detail)] if change.detail and not notes else []
         )
         head.extend(notes[:each])
         rest.extend(notes[each:])
@@ -94,6 +144,7 @@ def source_diff_text(diff: SourceDiff, *, color: bool = False) -> str:
             if change.detail:
                 out.append(f"  {change.detail}")
             out.extend(f"  - {word(note)}" for note in change.behaviour)
+            out.extend(f"  - {line}" for line in tally_words(change.tally))
         out.append("")
     out.append(_headline(diff))
     return "\n".join(out) + "\n"
@@ -105,7 +156,8 @@ def _sides(change: ArtifactChange) -> tuple[tuple[str, str | None], ...]:
 
 
 def _notes(change: ArtifactChange) -> str:
-    notes = [note_markdown(n) for n in change.behaviour]
+    notes = [cell(w) for w in tally_words(change.tally)]
+    notes += [note_markdown(n) for n in change.behaviour]
     return "<br>".join(notes + ([cell(change.detail)] if change.detail else []))
 
 
@@ -148,6 +200,7 @@ def _task_json(task: TaskChange) -> dict[str, Any]:
                 "from": c.before,
                 "to": c.after,
                 "changes": [change_json(x) for x in c.changes],
+                "tally": _tally_json(c.tally),
             }
             for c in task.artifacts
         ],

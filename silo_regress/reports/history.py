@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -24,11 +24,12 @@ from silo_regress.behaviour.notes import (
 )
 from silo_regress.canon.canonical import apply_ignores, canonicalize
 from silo_regress.canon.jsondiff import Change, diff_values
-from silo_regress.errors import GitError, InputError, TaskRefError
+from silo_regress.errors import GitError, InputError, SiloRegressError, TaskRefError
 from silo_regress.judging.direction import Scores, read_scores
 from silo_regress.project.config import Config
 from silo_regress.project.taskref import TaskRef
 from silo_regress.reports.overview import RowNote, Status, StatusRow
+from silo_regress.store.baselinenames import tally_relpath
 from silo_regress.store.baselines import (
     MAX_VARIANTS,
     Baseline,
@@ -38,6 +39,9 @@ from silo_regress.store.baselines import (
 )
 from silo_regress.vcs import gitio
 
+if TYPE_CHECKING:
+    from silo_regress.stats.tally import Tally
+
 
 class ChangeKind(enum.StrEnum):
     ADDED = "added"
@@ -46,6 +50,36 @@ class ChangeKind(enum.StrEnum):
     FORMAT = "format-only"  # other bytes, same values: a `fmt` rewrite
     UNREADABLE = "unreadable"  # one side does not parse (conflict markers, bad JSON)
     SNAPSHOT = "snapshot"  # the edge of a shallow clone: no parent to compare with
+
+
+# How a task's tally (baselines/[ENV/]TASK.tally.json) is named among its artifacts.
+TALLY_ARTIFACT = "tally.json"
+
+
+@dataclass(frozen=True)
+class PassCount:
+    """``passed`` of ``rollouts``: one side of a tally, or of one check in it."""
+
+    passed: int
+    rollouts: int
+
+
+@dataclass(frozen=True)
+class CheckMove:
+    """A check whose pass count differs between two tallies (None: absent on that side)."""
+
+    label: str
+    before: PassCount | None
+    after: PassCount | None
+
+
+@dataclass(frozen=True)
+class TallyMove:
+    """How a task's tally moved: the pass counts on each side (None: no tally there)."""
+
+    before: PassCount | None
+    after: PassCount | None
+    checks: tuple[CheckMove, ...] = ()  # only the checks whose count moved
 
 
 @dataclass(frozen=True)
@@ -60,6 +94,7 @@ class ArtifactChange:
     # working-tree path); None for the side it is absent from.
     before: str | None = None
     after: str | None = None
+    tally: TallyMove | None = None  # set for the task's tally, whose notes are pass counts
 
     @property
     def label(self) -> str:
@@ -136,6 +171,54 @@ def _value(config: Config, artifact: str, data: bytes, name: str) -> Any:
     return apply_ignores(value, artifact=artifact, ignore=config.ignore)
 
 
+def compare_tallies(
+    before: bytes | None, after: bytes | None, *, before_name: str, after_name: str
+) -> ArtifactChange | None:
+    """How a task's tally moved from ``before`` to ``after`` (None: absent), or None if
+    the bytes are identical. A tally that does not read is ``unreadable``, never a crash."""
+    if before == after:
+        return None
+    try:
+        old = None if before is None else _pass_counts(before, before_name)
+        new = None if after is None else _pass_counts(after, after_name)
+    except InputError as exc:
+        return ArtifactChange(TALLY_ARTIFACT, ChangeKind.UNREADABLE, detail=exc.message)
+    move = _move(old, new)
+    if old is None:
+        return ArtifactChange(TALLY_ARTIFACT, ChangeKind.ADDED, tally=move)
+    if new is None:
+        return ArtifactChange(TALLY_ARTIFACT, ChangeKind.REMOVED, tally=move)
+    if old == new:
+        return ArtifactChange(TALLY_ARTIFACT, ChangeKind.FORMAT, behaviour=(FormatOnly(),))
+    return ArtifactChange(TALLY_ARTIFACT, ChangeKind.CHANGED, tally=move)
+
+
+def _pass_counts(data: bytes, name: str) -> Tally:
+    """The tally in ``data``, its counts fully validated (an InputError otherwise). Its
+    layout is not: as for a baseline, other bytes with the same values are a change of
+    format (``fmt``), which the caller tells from a move."""
+    # Lazy: diff and log load the stats package only when a tally is there to read.
+    from silo_regress.stats.tally import parse_tally
+
+    return parse_tally(canonicalize(data, source=name).text, source=name)
+
+
+def _move(old: Tally | None, new: Tally | None) -> TallyMove:
+    def side(tally: Tally | None) -> PassCount | None:
+        return None if tally is None else PassCount(tally.passed, tally.rollouts)
+
+    def check(tally: Tally | None, label: str) -> PassCount | None:
+        if tally is None or (found := tally.check_passed(label)) is None:
+            return None
+        return PassCount(found, tally.rollouts)
+
+    labels = sorted(frozenset().union(*(t.labels for t in (old, new) if t is not None)))
+    moved = [CheckMove(label, check(old, label), check(new, label)) for label in labels]
+    both = old is not None and new is not None
+    checks = tuple(m for m in moved if m.before != m.after) if both else ()
+    return TallyMove(side(old), side(new), checks)
+
+
 def describe(artifact: str, value: Any) -> tuple[Note, ...]:
     """A new baseline in a few notes: did it pass, what reward, what it changed."""
     return behaviour.describe(artifact, value)
@@ -192,11 +275,43 @@ def diff_sources(
                         after=after_name if now is not None else None,
                     )
                 )
+        tally = _tally_change(before, after, task)
+        if tally is not None:
+            found.append(tally)
         if found:
             tasks.append(TaskChange(task, tuple(found)))
         else:
             unchanged += 1
     return SourceDiff(before.label, after.label, tuple(tasks), unchanged)
+
+
+def _tally_change(
+    before: BaselineSource, after: BaselineSource, task: TaskRef
+) -> ArtifactChange | None:
+    """How the task's tally moved between the sources, or None when it did not."""
+    sides: list[tuple[bytes | None, str | None]] = []
+    detail = None
+    for source in (before, after):
+        tally = Baseline(task, TALLY_ARTIFACT, tally_relpath(task))
+        if not source.has(tally.relpath):
+            sides.append((None, None))
+            continue
+        name = source.display_path(tally)
+        try:
+            sides.append((source.read(tally), name))
+        except SiloRegressError as exc:  # a link or FIFO in its place: named, not a crash
+            sides.append((None, name))
+            detail = exc.message
+    (then, then_name), (now, now_name) = sides
+    if detail is not None:
+        change: ArtifactChange | None = ArtifactChange(
+            TALLY_ARTIFACT, ChangeKind.UNREADABLE, detail=detail
+        )
+    else:
+        change = compare_tallies(
+            then, now, before_name=then_name or "(none)", after_name=now_name or "(none)"
+        )
+    return None if change is None else replace(change, before=then_name, after=now_name)
 
 
 def _names(ref: TaskRef, task: TaskRef) -> bool:
@@ -219,10 +334,11 @@ def task_log(config: Config, ref: TaskRef) -> TaskLog:
         for n in range(1, MAX_VARIANTS + 1)
     }
     paths = {a: every[(a, 1)] for a in config.task_settings(ref).artifacts}
-    commits = gitio.history(repo, every.values())
+    tally_path = _join(directory, tally_relpath(ref))
+    commits = gitio.history(repo, [*every.values(), tally_path])
     names: list[str] = []
     for commit in commits:
-        for path in every.values():
+        for path in [*every.values(), tally_path]:
             names.append(f"{commit.sha}:{path}")
             if commit.parent is not None:
                 names.append(f"{commit.parent}:{path}")
@@ -248,11 +364,35 @@ def task_log(config: Config, ref: TaskRef) -> TaskLog:
             )
             if change is not None:
                 found.append(replace(change, variant=variant))
+        tally = _logged_tally(commit, blobs, tally_path)
+        if tally is not None:
+            found.append(tally)
         entries.append(LogEntry(commit, tuple(found)))
     # git shows the edge of a shallow clone as a root commit, so when the baselines
     # are older than the edge, that commit is in the list; otherwise nothing is missing.
     edge = next((c.short for c in commits if c.boundary), None)
     return TaskLog(ref, tuple(paths.values()), tuple(entries), edge)
+
+
+def _logged_tally(
+    commit: gitio.CommitInfo, blobs: Mapping[str, bytes | None], path: str
+) -> ArtifactChange | None:
+    """How ``commit`` moved the tally at ``path`` (at a shallow edge: what it holds)."""
+    now = blobs.get(f"{commit.sha}:{path}")
+    if commit.boundary:
+        if now is None:
+            return None
+        change = compare_tallies(
+            None, now, before_name="(none)", after_name=f"{commit.short}:{path}"
+        )
+        return None if change is None else replace(change, kind=ChangeKind.SNAPSHOT)
+    then = blobs.get(f"{commit.parent}:{path}") if commit.parent else None
+    return compare_tallies(
+        then,
+        now,
+        before_name=f"{commit.parent[:7] if commit.parent else '(none)'}:{path}",
+        after_name=f"{commit.short}:{path}",
+    )
 
 
 def _snapshot(config: Config, artifact: str, data: bytes, name: str) -> ArtifactChange:

@@ -211,9 +211,10 @@ def test_repeat_until_decided_runs_no_more_rollouts_for_a_stable_task_than_the_c
 ) -> None:
     project = recorded(tmp_path, control)
     passes(control, 9, 1)
-    before = len(list(project.runs_dir.iterdir()))
+    before = len([p for p in project.runs_dir.iterdir() if p.is_dir()])
     done = check(project, "--repeat", "4", "--repeat-until-decided", "--max-repeat", "12")
-    made = len(list(project.runs_dir.iterdir())) - before
+    # Run directories only: the runs directory also holds the kept candidate tallies.
+    made = len([p for p in project.runs_dir.iterdir() if p.is_dir()]) - before
     assert made <= 12 and made % 4 == 0
     assert "sequential (--repeat-until-decided)" in done.stdout
     assert f"rollouts used: TASK-001 {made}" in done.stdout
@@ -286,3 +287,159 @@ def test_record_of_a_stats_task_whose_rollouts_differ_says_the_gate_takes_it(
     assert "FLAKY" in done.stdout  # it still says the rollouts differ
     assert "judged by its pass rate (gate), so its bytes may differ" in done.stdout
     assert "ignore = [" not in done.stdout
+
+
+def test_suite_gate_option_overrides_the_config_key(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control, extra='suite-gate = "warn"\n' + STATS)
+    passes(control, 1, 9)
+    done = check(project, "--repeat", "10", "--format", "json", "--suite-gate", "fail")
+    suite = json.loads(done.stdout)["stats"]["suite"]
+    assert (suite["verdict"], suite["gate"], suite["failed"]) == ("suite-regression", "fail", True)
+    assert done.exit_code == 1
+
+
+def test_suite_gate_option_warns_or_turns_the_suite_test_off(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)  # config: suite-gate defaults to fail
+    passes(control, 1, 9)
+    warned = check(project, "--repeat", "10", "--format", "json", "--suite-gate", "warn")
+    suite = json.loads(warned.stdout)["stats"]["suite"]
+    assert (suite["verdict"], suite["gate"], suite["failed"]) == ("suite-regression", "warn", False)
+    passes(control, 1, 9)
+    off = check(project, "--repeat", "10", "--suite-gate", "off")
+    assert "suite-gate is off" in off.stdout
+    assert "suite-regression" not in off.stdout
+    assert "regression  TASK-001" in off.stdout  # the task is still Holm at alpha on its own
+    assert off.exit_code == 1
+
+
+def test_suite_gate_option_refuses_an_unknown_value(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    done = check(project, "--repeat", "10", "--suite-gate", "loud")
+    assert done.exit_code == 2
+    assert "--suite-gate" in done.output and "Traceback" not in done.output
+    helped = project.cli("check", "--help")
+    assert "--suite-gate" in helped.stdout
+
+
+def test_ctrl_c_between_rounds_keeps_the_rollouts_and_writes_no_tally(
+    tmp_path: Path, control: Path
+) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from support.runnerkit import SILO_REGRESS, fake_pids, new_runs, survivors
+
+    project = recorded(tmp_path, control)
+    baselines = project.baseline_bytes()
+    runs_before = {r["dir"].name for r in new_runs(project)}
+    # Round one (4 rollouts, 3 pass) leaves the sequential test undecided against 9/10;
+    # the first rollout of round two hangs, and Ctrl-C comes while it does.
+    behave(control, **{"TASK-001": {"mode": "vary", "modes": ["ok"] * 3 + ["fail"] + ["hang"] * 4}})
+    restart_count(control)
+    pids_before = len(fake_pids(control))
+    args = ["--project", str(project.root), "check", "--run", "--jobs", "1", "--repeat", "4"]
+    proc = subprocess.Popen(
+        [str(SILO_REGRESS), *args, "--repeat-until-decided", "--max-repeat", "40", "TASK-001"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # A test run from a background job inherits an ignored SIGINT; a terminal's is default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # Four finished rollouts, then the hanging Silo and its child.
+        while len(fake_pids(control)) < pids_before + 6 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        assert len(fake_pids(control)) >= pids_before + 6, "round two started and hangs"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert b"undecided after this round: TASK-001" in stderr
+    assert b"silo-regress: error: interrupted" in stderr
+    assert b"Traceback" not in stderr
+    assert survivors(fake_pids(control)) == []
+    made = [r for r in new_runs(project) if r["dir"].name not in runs_before]
+    finished = [r for r in made if (r["dir"] / "result.json").is_file()]
+    assert len(finished) == 4  # round one's rollouts are kept on disk, whole
+    assert all(r.get("terminationReason") == "completed" for r in finished)
+    # Every file under baselines/, dot-files too: no tally written or torn, no temp file left.
+    assert project.baseline_bytes() == baselines
+
+
+def test_review_accept_all_rewrites_the_tally_from_the_checks_rollouts(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 1
+    done = project.cli("review", "--accept-all", "TASK-001")
+    assert done.exit_code == 0, done.output
+    assert "accepted baselines/TASK-001.tally.json from 10 rollouts: 9/10 -> 1/10 passed" in (
+        done.stdout
+    )
+    value = tally(project)
+    assert (value["rollouts"], value["passed"]) == (10, 1)
+    assert value["checks"]["Lead qualified"] == 1
+    data = (project.baselines / "TASK-001.tally.json").read_bytes()
+    assert data == (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()  # canonical
+    assert project.cli("fmt", "--check").exit_code == 0
+    again = project.cli("review", "--accept-all", "TASK-001")
+    assert "tally.json" not in again.stdout  # accepted once, offered no more
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 0  # the new tally is the baseline
+
+
+def test_review_refuses_a_tally_changed_since_the_check_or_runs_gone(
+    tmp_path: Path, control: Path
+) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 1
+    path = project.baselines / "TASK-001.tally.json"
+    recorded_bytes = path.read_bytes()
+    path.write_bytes(recorded_bytes.replace(b'"sum": 9.33', b'"sum": 9.5'))
+    changed = path.read_bytes()
+    done = project.cli("review", "--accept-all", "TASK-001")
+    assert "baselines/TASK-001.tally.json: changed since the check" in done.stdout
+    assert "failed 1" in done.stdout
+    assert path.read_bytes() == changed  # nothing written over the newer tally
+    path.write_bytes(recorded_bytes)
+    newest = sorted(project.runs_dir.iterdir())[-1]
+    newest.rename(tmp_path / newest.name)  # one of the ten rollouts is gone
+    gone = project.cli("review", "--accept-all", "TASK-001")
+    assert f"run {newest.name}, one of the 10 rollouts this tally counts, is gone" in gone.stdout
+    assert path.read_bytes() == recorded_bytes
+
+
+def test_review_does_not_offer_a_stable_stats_result(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control)
+    passes(control, 9, 1)
+    assert check(project, "--repeat", "10").exit_code == 0
+    before = (project.baselines / "TASK-001.tally.json").read_bytes()
+    done = project.cli("review", "--accept-all", "TASK-001")
+    assert "tally.json" not in done.stdout
+    assert (project.baselines / "TASK-001.tally.json").read_bytes() == before
+
+
+def test_review_on_a_terminal_offers_the_stats_result_and_accepts_its_tally(
+    tmp_path: Path, control: Path
+) -> None:
+    from support.reviewkit import finish, spawn
+
+    project = recorded(tmp_path, control)
+    passes(control, 1, 9)
+    assert check(project, "--repeat", "10").exit_code == 1
+    child = spawn(project, "TASK-001")
+    # The byte results of the newest run come first (skipped here), then the stats result.
+    while child.expect([r"\[tally 1/1\] TASK-001 regression", r"\[q\]uit > "]) == 1:
+        child.send("s")
+    child.expect(r"\[a\]ccept its tally  \[s\]kip  \[q\]uit > ")
+    child.send("a")
+    child.expect("accepted baselines/TASK-001.tally.json from 10 rollouts: 9/10 -> 1/10 passed")
+    child.expect("stage them with: git add baselines/TASK-001.tally.json")
+    finish(child)
+    assert (tally(project)["rollouts"], tally(project)["passed"]) == (10, 1)

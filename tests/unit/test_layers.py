@@ -79,7 +79,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.recording": [
         ("acceptance", "scaffold"),
         ("recorder",),
-        ("formatter", "reviewing", "discarding", "pruning"),
+        ("formatter", "reviewing", "discarding", "pruning", "candidates"),
         ("undoing", "consistency"),
     ],
     "silo_regress.reports": [
