@@ -174,7 +174,7 @@ def parse(data: bytes, *, source: str) -> Any:
 def _undecodable_at(data: bytes) -> str:
     """`` at /POINTER`` of the first key or string holding a byte that is not UTF-8.
 
-    The README promises the JSON Pointer with every refusal; the byte offset
+    docs/canonical-form.md promises the JSON Pointer with every refusal; the byte offset
     alone does not say which value of a 2 MB result.json is broken.
     """
     try:

@@ -70,7 +70,7 @@ class TargetContext:
         """``TargetContext(...)`` exactly, in one step: the judge builds one per target, and
         the frozen dataclass's ``__init__`` stores each field through ``object.__setattr__``
         (valgrind: 12k instructions, 3% of the lane's whole work on a matching target;
-        this costs a quarter of that). tests/test_outcome.py holds the two equal."""
+        this costs a quarter of that). tests/unit/test_outcome.py holds the two equal."""
         context: TargetContext = _new(cls)
         _set(
             context,
@@ -116,7 +116,7 @@ class TargetContext:
         a frozen dataclass's ``__init__`` stores each of its 18 fields through
         ``object.__setattr__`` (4 us an outcome), and ``check`` makes one per artifact,
         so the instance gets its ``__dict__`` in one step, every field in Outcome's
-        order (tests/test_outcome.py holds the two equal).
+        order (tests/unit/test_outcome.py holds the two equal).
         """
         artifact = baseline.artifact
         config, run = self.config, self.run

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 # Below this many tasks a forked child costs more than judging half of them saves.
 SPLIT_TARGETS = 200
 # Set to 0 to judge every target the full way, never by the plain-match lane: the two
-# give the same report (tests/test_plainmatch.py), so this is for debugging the lane.
+# give the same report (tests/unit/test_plainmatch.py), so this is for debugging the lane.
 FAST_LANE_VARIABLE = "SILO_REGRESS_FAST_LANE"
 
 

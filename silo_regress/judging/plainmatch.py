@@ -5,7 +5,7 @@ to its baseline. :func:`plain_matches` takes a target with one baseline per
 artifact (no variants), a result.json baseline, no ignore pattern and no derived
 artifact; it reads each baseline and run file once, canonicalizes the run's bytes
 and gives exactly the outcomes :mod:`silo_regress.judging.judge` gives
-(tests/test_plainmatch.py holds the two equal over many projects). The first
+(tests/unit/test_plainmatch.py holds the two equal over many projects). The first
 artifact that is not a plain match hands the whole target back to the judge, which
 judges it the full way: a change pays for reading its files twice, a match does
 not pay for the judge's generality (variants, direction, freshness, diffs).

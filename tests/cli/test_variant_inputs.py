@@ -1,4 +1,4 @@
-"""Issue 10's bad inputs for accepted variants, beyond tests/test_variants.py's layouts.
+"""Issue 10's bad inputs for accepted variants, beyond tests/cli/test_variants.py's layouts.
 
 Each must give a named verdict or error naming the file, no traceback, and lose
 nothing: check never writes, fmt keeps every distinct variant.

@@ -1,6 +1,6 @@
 """Fault injection for record and fmt: signals and kills at chosen or random moments.
 
-Shared by tests/test_hostile_faults.py (a bounded, seeded matrix in CI) and
+Shared by tests/integration/test_hostile_faults.py (a bounded, seeded matrix in CI) and
 bench/soak.py (the same trials for minutes). A trial starts a real
 ``silo-regress record --all`` in a subprocess that changes every baseline of a
 small project, interrupts it, and then judges what is on disk: every baseline
