@@ -210,10 +210,8 @@ def _ask_tally(
     """Offer one stats result; False when the user quits."""
     out(f"\n[tally {n}/{of}] {_tally_line(candidate)}\n")
     while True:
-        out("[a]ccept its tally  [s]kip  [q]uit > ")
-        key = typer.getchar()
-        out(key + "\n")
-        if key in ("q", "\x03", "\x04"):
+        key = _key("[a]ccept its tally  [s]kip  [q]uit")
+        if key in _QUIT:
             return False
         if key == "s":
             session.skipped += 1
@@ -275,10 +273,8 @@ def _ask(
     if outcome.verdict is Verdict.MISSING_BASELINE:
         out(_would_record(config, store, index, outcome, palette), colour=palette.color)
     while True:
-        out(f"{KEYS} > ")
-        key = typer.getchar()
-        out(key + "\n")
-        if key in ("q", "\x03", "\x04"):
+        key = _key(KEYS)
+        if key in _QUIT:
             return False
         if key == "s":
             session.skipped += 1
@@ -416,10 +412,7 @@ def _confirm_mixture(outcome: Outcome, pointers: list[str], palette: Palette) ->
         + "\n",
         colour=palette.color,
     )
-    out("write it anyway? [y/N] > ")
-    key = typer.getchar()
-    out(key + "\n")
-    return key in ("y", "Y")
+    return _key("write it anyway? [y/N]") in ("y", "Y")
 
 
 def _accept_item(
@@ -562,3 +555,14 @@ def _closing(session: _Session, *, unsettled: tuple[Outcome, ...]) -> str:
         names = ", ".join(f"{o.task} {o.artifact} ({o.verdict.value})" for o in unsettled)
         lines.append(f"not reviewable here (need a new run or a fix): {names}")
     return "\n".join(lines) + "\n"
+
+
+_QUIT = ("q", "\x03", "\x04")  # q, and Ctrl-C / Ctrl-D as a raw terminal delivers them
+
+
+def _key(prompt: str) -> str:
+    """One key pressed at ``prompt``, echoed so the transcript shows what was chosen."""
+    out(f"{prompt} > ")
+    key = typer.getchar()
+    out(key + "\n")
+    return key

@@ -12,7 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
-from support.gitrepo import BIN, SILO, commit_all, rerun, run
+from support.gitrepo import BIN, SILO, commit_all, framework_commit, rerun, run
 from support.silofixture import SiloProject, git, git_init, make_project
 from test_precommit import HookRepo, hook_repo  # noqa: F401  (the session's pre-commit install)
 
@@ -102,22 +102,6 @@ def _precommit_config(hook_repo: HookRepo, *args: str) -> str:  # noqa: F811
     )
 
 
-def _framework_commit(mono: Path, home: Path, message: str) -> tuple[int, str]:
-    done = run(
-        mono,
-        "git",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        message,
-        env={"PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"},
-        path="/usr/bin:/bin",
-        check=False,
-    )
-    return done.returncode, done.stdout + done.stderr
-
-
 def test_real_pre_commit_at_the_top_of_a_monorepo_blocks_a_regression(
     hook_repo: HookRepo,  # noqa: F811
     tmp_path: Path,
@@ -128,14 +112,14 @@ def test_real_pre_commit_at_the_top_of_a_monorepo_blocks_a_regression(
         (mono / ".pre-commit-config.yaml").write_text(_precommit_config(hook_repo, *args))
         run(mono, BIN / "pre-commit", "install", env={"PRE_COMMIT_HOME": str(hook_repo.home)})
         commit_all(mono, "Use pre-commit")
-        code, output = _framework_commit(mono, hook_repo.home, "Nothing changed")
+        code, output = framework_commit(mono, hook_repo.home, "Nothing changed")
         if args:
             assert code == 0, output
         else:
             assert code == 1, output  # pre-commit reports any hook's failure as 1
             assert "--project agents/crm" in output
         rerun(project, passed=False, reward=0.5)
-        code, output = _framework_commit(mono, hook_repo.home, "A regressing run")
+        code, output = framework_commit(mono, hook_repo.home, "A regressing run")
         assert code == 1, output
         assert re.search(r"silo-regress check \(newest runs match[^\n]*\.+Failed", output)
         if args:

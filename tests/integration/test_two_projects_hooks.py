@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.gitrepo import BIN, SILO, commit_all, rerun, run
+from support.gitrepo import BIN, SILO, commit_all, framework_commit, rerun, run
 from support.silofixture import SiloProject, git, git_init, make_project
 from test_precommit import HookRepo, hook_repo  # noqa: F401  (the session's pre-commit install)
 
@@ -50,22 +50,6 @@ def _install(root: Path, config: str, home: Path) -> None:
     commit_all(root, "Use pre-commit")
 
 
-def _commit(root: Path, home: Path, message: str) -> tuple[int, str]:
-    done = run(
-        root,
-        "git",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        message,
-        env={"PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"},
-        path="/usr/bin:/bin",
-        check=False,
-    )
-    return done.returncode, done.stdout + done.stderr
-
-
 def _last_subject(root: Path) -> str:
     return git(root, "log", "--format=%s", "-1").stdout.strip()
 
@@ -78,12 +62,12 @@ def test_one_hook_per_project_blocks_a_regression_in_either(
         mono = tmp_path / regressing.replace("/", "-")
         projects = _monorepo(mono)
         _install(mono, _config(hook_repo, *PROJECTS), hook_repo.home)
-        code, output = _commit(mono, hook_repo.home, "Nothing changed")
+        code, output = framework_commit(mono, hook_repo.home, "Nothing changed")
         assert code == 0, output
         assert len(re.findall(r"silo-regress check \([^\n]*\.+Passed", output)) == 2, output
 
         rerun(projects[regressing], passed=False, reward=0.5)
-        code, output = _commit(mono, hook_repo.home, "A regressing run")
+        code, output = framework_commit(mono, hook_repo.home, "A regressing run")
         assert code == 1, output
         assert len(re.findall(r"silo-regress check \([^\n]*\.+Failed", output)) == 1, output
         assert len(re.findall(r"silo-regress check \([^\n]*\.+Passed", output)) == 1, output
@@ -109,7 +93,7 @@ def test_one_hook_without_project_names_every_project(
 
     _install(mono, _config(hook_repo), hook_repo.home)
     rerun(projects["agents/hr"], passed=False, reward=0.5)
-    code, output = _commit(mono, hook_repo.home, "A regressing run in the second project")
+    code, output = framework_commit(mono, hook_repo.home, "A regressing run in the second project")
     assert code == 1, output
     assert re.search(r"silo-regress check \([^\n]*\.+Failed", output)
     assert "- exit code: 3" in output
@@ -120,7 +104,7 @@ def test_one_hook_without_project_names_every_project(
 
     # Each suggested hook, pasted as printed, gates its own project.
     _install(mono, _config(hook_repo, *PROJECTS), hook_repo.home)
-    code, output = _commit(mono, hook_repo.home, "Still regressing")
+    code, output = framework_commit(mono, hook_repo.home, "Still regressing")
     assert code == 1, output
     assert "  baseline: :agents/hr/baselines/TASK-001.result.json" in output
 
@@ -142,13 +126,13 @@ def test_hook_in_a_linked_worktree_blocks_a_regression_and_passes_a_match(
     there = SiloProject(root=linked, runs_dir=linked / ".silo" / "runs")
 
     there.add_run("TASK-001")
-    code, output = _commit(linked, hook_repo.home, "A matching run")
+    code, output = framework_commit(linked, hook_repo.home, "A matching run")
     assert code == 0, output
     assert re.search(r"silo-regress check \([^\n]*\.+Passed", output)
     assert _last_subject(linked) == "A matching run"
 
     rerun(there, passed=False, reward=0.5)
-    code, output = _commit(linked, hook_repo.home, "A regressing run")
+    code, output = framework_commit(linked, hook_repo.home, "A regressing run")
     assert code == 1, output
     assert "CHANGED  TASK-001 (crm-west)  result.json" in output
     assert "  baseline: :baselines/TASK-001.result.json" in output
@@ -158,7 +142,7 @@ def test_hook_in_a_linked_worktree_blocks_a_regression_and_passes_a_match(
     # Accepted in the worktree: recorded there, staged there, committed there.
     assert there.cli("record", "TASK-001").exit_code == 0
     git(linked, "add", "baselines")
-    code, output = _commit(linked, hook_repo.home, "Accept it")
+    code, output = framework_commit(linked, hook_repo.home, "Accept it")
     assert code == 0, output
     assert _last_subject(linked) == "Accept it"
     # The main worktree's index still holds the old baseline, and its runs match it.

@@ -117,3 +117,21 @@ def agent_project(
     git(project.root, "add", "-A")
     git(project.root, "commit", "-qm", "start")
     return project
+
+
+def framework_commit(root: Path, home: Path, message: str) -> tuple[int, str]:
+    """``git commit`` through the hooks the pre-commit framework installed (its cache in
+    ``home``), on a PATH without this venv: (exit code, what the hooks printed)."""
+    done = run(
+        root,
+        "git",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        message,
+        env={"PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"},
+        path="/usr/bin:/bin",
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr

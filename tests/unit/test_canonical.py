@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support.fastpath import fast_path
+from support.nodeoracle import CANON
 
 from silo_regress.canon import canonical
 from silo_regress.canon.canonical import (
@@ -57,18 +58,6 @@ SETTINGS = settings(
 # Object.keys(o).sort() (UTF-16 code unit order) itself, so JavaScript's habit of
 # putting integer-like keys ("9", "10") first in objects does not matter.
 _ORACLE = r"""
-const canon = (v, ind) => {
-  if (v === null || typeof v !== "object") return JSON.stringify(v);
-  const inner = ind + "  ";
-  if (Array.isArray(v)) {
-    if (v.length === 0) return "[]";
-    return "[\n" + v.map((x) => inner + canon(x, inner)).join(",\n") + "\n" + ind + "]";
-  }
-  const keys = Object.keys(v).sort();
-  if (keys.length === 0) return "{}";
-  return "{\n" + keys.map((k) => inner + JSON.stringify(k) + ": " + canon(v[k], inner))
-    .join(",\n") + "\n" + ind + "}";
-};
 const jcs = (v) => {
   if (v === null || typeof v !== "object") return JSON.stringify(v);
   if (Array.isArray(v)) return "[" + v.map(jcs).join(",") + "]";
@@ -87,7 +76,7 @@ def node_oracle(texts: list[str]) -> list[dict[str, bytes]]:
     """One node process for the whole batch: pretty (Silo's own writer), canon, jcs."""
     assert NODE is not None
     done = subprocess.run(
-        [NODE, "-e", _ORACLE],
+        [NODE, "-e", CANON + _ORACLE],
         input=json.dumps(texts),  # ASCII: lone surrogates travel as \\uXXXX escapes
         capture_output=True,
         text=True,

@@ -16,6 +16,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from support.nodeoracle import CANON
 
 from silo_regress.canon.canonical import canonicalize
 from silo_regress.runs.toolpath import (
@@ -41,18 +42,6 @@ const [dir, keepText] = process.argv.slice(1);
 const { events, toolCalls } = (0, eval)("(" + fs.readFileSync(0, "utf8") + ")");
 for (const e of events) fs.appendFileSync(dir + "/trace.jsonl", JSON.stringify(e) + "\n");
 fs.writeFileSync(dir + "/result.json", JSON.stringify({ passed: true, toolCalls }, null, 2) + "\n");
-const canon = (v, ind) => {
-  if (v === null || typeof v !== "object") return JSON.stringify(v);
-  const inner = ind + "  ";
-  if (Array.isArray(v)) {
-    if (v.length === 0) return "[]";
-    return "[\n" + v.map((x) => inner + canon(x, inner)).join(",\n") + "\n" + ind + "]";
-  }
-  const keys = Object.keys(v).sort();
-  if (keys.length === 0) return "{}";
-  return "{\n" + keys.map((k) => inner + JSON.stringify(k) + ": " + canon(v[k], inner))
-    .join(",\n") + "\n" + ind + "}";
-};
 const keep = JSON.parse(keepText);
 const path = events.filter((e) => keep.includes(e.type)).map(({ at, durationMs, ...rest }) => rest);
 fs.writeFileSync(dir + "/expected.json", canon(path, "") + "\n");
@@ -118,7 +107,7 @@ def node_run(run_dir: Path, events_js: str, keep: list[str] = DEFAULT) -> bytes:
     assert NODE is not None
     run_dir.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [NODE, "-e", _WRITER, str(run_dir), json.dumps(keep)],
+        [NODE, "-e", CANON + _WRITER, str(run_dir), json.dumps(keep)],
         input=events_js,
         text=True,
         encoding="utf-8",
