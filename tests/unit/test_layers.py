@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("silo_regress.recording",),  # record, accept, fmt, review queue, init
     ("silo_regress.reports",),  # status rows, merged shard reports, git history
     ("silo_regress.render", "silo_regress.runner"),  # words and pictures / starting Silo
+    ("silo_regress.commands",),  # use cases: each command's flow and policy, without typer
     ("silo_regress.cli",),
     ("silo_regress.__main__",),
 ]
@@ -103,6 +104,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("batch",),
         ("stability",),
     ],
+    "silo_regress.commands": [],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),

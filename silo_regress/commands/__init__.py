@@ -1,0 +1,9 @@
+"""Use cases: each command's flow and policy, below the CLI, driven by tests without typer.
+
+A module here runs one command from typed options to a typed result: what it plans,
+starts, judges and decides, and when it stops. It may call every layer below it (the
+runner, the judges, the recorders, the reports), never prints and never picks an exit
+code: ``cli/`` parses the command line, calls one use case, renders its result and maps
+it to an exit code (DESIGN.md, "Refinement in 0.4"). Progress that a person watches
+live reaches the CLI through a callback, as typed events.
+"""
