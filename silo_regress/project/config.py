@@ -235,6 +235,8 @@ class Config:
     suite_gate: SuiteGate = SuiteGate.FAIL
     min_pass_hat_k: PassFloor | None = None
     exact_artifacts: tuple[str, ...] | None = None
+    # bisect: run in each commit's worktree before its rollouts, e.g. ["npm", "ci"]
+    bisect_setup: tuple[str, ...] = ()
 
     @property
     def gates_statistically(self) -> bool:
@@ -603,6 +605,7 @@ _KNOWN = {
     "suite-gate",
     "min-pass-hat-k",
     "exact-artifacts",
+    "bisect-setup",
 }
 _OVERRIDE_KEYS = {
     "artifacts",
@@ -686,6 +689,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         ),
         min_pass_hat_k=_floor(table, where),
         exact_artifacts=_exact(table, where),
+        bisect_setup=tuple(read_strings(table, "bisect-setup", where) or ()),
     )
 
 
