@@ -19,9 +19,12 @@ the same history and the same draws of the culprit:
   p0 = the true good rate, p1 = p0 - 0.3, alpha 0.05, beta 0.2, rounds of 5, cap 100;
   undecided is good, as the gate never fails an undecided task).
 
-No method gets evidence for free here (no baseline tally at good, no failing check at
-bad): the change point tests the ends itself, and its rollouts are all counted. Seeds are
-fixed: the same command prints the same figures.
+The grid gives no method evidence for free (no baseline tally at good, no failing check
+at bad): the change point tests the ends itself, and its rollouts are all counted. The
+targets add a row ``changepoint, in hand``: the same engine given what a stats task
+usually has when bisect starts, a baseline tally of 20 rollouts at good and the failing
+check's 10 at bad (free, not counted). Seeds are fixed: the same command prints the same
+figures.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from silo_regress.stats.sequential import Decision, Design, calibrated_design
 ROUND = 5
 BUDGET = 2000
 CONFIDENCE = 0.95
+# What a stats task usually has before bisect starts: a baseline tally of 20 rollouts at
+# good and the failing check's 10 rollouts at bad (free: not counted in the rollouts).
+IN_HAND = (20, 10)
 
 
 @dataclass(frozen=True)
@@ -50,9 +56,20 @@ class Trial:
 
 
 def changepoint(
-    n: int, culprit: int, good: float, bad: float, rng: random.Random, *, confidence: float
+    n: int,
+    culprit: int,
+    good: float,
+    bad: float,
+    rng: random.Random,
+    *,
+    confidence: float,
+    in_hand: tuple[int, int] = (0, 0),
 ) -> Trial:
     counts = Counts.empty(n + 1)
+    # Evidence in hand, free: the baseline tally at good, the failing check's rollouts at bad.
+    at_good, at_bad = in_hand
+    counts = counts.add(0, passed=sum(rng.random() < good for _ in range(at_good)), rollouts=at_good)
+    counts = counts.add(n, passed=sum(rng.random() < bad for _ in range(at_bad)), rollouts=at_bad)
     used = rounds = 0
     while used + ROUND <= BUDGET:
         finding = assess(counts, confidence=confidence)
@@ -133,14 +150,24 @@ def summarise(trials: list[Trial], culprits: list[int]) -> Summary:
 
 
 def cell(
-    n: int, good: float, drop: float, trials: int, *, seed: int, others: bool, confidence: float
+    n: int,
+    good: float,
+    drop: float,
+    trials: int,
+    *,
+    seed: int,
+    others: bool,
+    confidence: float,
+    in_hand: tuple[int, int] = (0, 0),
 ) -> dict[str, Summary]:
     bad = good - drop
     rng = random.Random(f"{seed}/{n}/{good}/{drop}")
     culprits = [rng.randint(1, n) for _ in range(trials)]
     found: dict[str, list[Trial]] = {"changepoint": []}
     for c in culprits:
-        found["changepoint"].append(changepoint(n, c, good, bad, rng, confidence=confidence))
+        found["changepoint"].append(
+            changepoint(n, c, good, bad, rng, confidence=confidence, in_hand=in_hand)
+        )
     if others:
         design = calibrated_design(good, max(good - 0.3, 0.01), round_size=ROUND, max_rollouts=100)
         found["plain"] = [plain(n, c, good, bad, rng) for c in culprits]
@@ -158,6 +185,17 @@ def targets(args: argparse.Namespace) -> None:
         row = cell(
             n, 0.9, 0.3, args.trials, seed=args.seed, others=True, confidence=args.confidence
         )
+        hand = cell(
+            n,
+            0.9,
+            0.3,
+            args.trials,
+            seed=args.seed,
+            others=False,
+            confidence=args.confidence,
+            in_hand=IN_HAND,
+        )
+        row["changepoint, in hand"] = hand["changepoint"]
         for name, s in row.items():
             print(
                 f"| {n} | 0.9 -> 0.6 | {name} | {s.wrong:.1%} | {s.undecided:.1%} | "
@@ -203,7 +241,7 @@ def main() -> None:
     elif args.what == "grid":
         grid(args)
     else:
-        import bisect_real
+        import bisect_real  # bench/bisect_real.py: on sys.path as this script's folder
 
         bisect_real.main(args)
 

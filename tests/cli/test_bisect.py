@@ -50,12 +50,14 @@ def record_good(project: SiloProject, *, rate_note: str = "") -> str:
     return commit_all(project, "Record TASK-001" + rate_note)
 
 
-def history(project: SiloProject, n: int, *, culprit: int, bad: dict[str, Any]) -> list[str]:
+def history(
+    project: SiloProject, n: int, *, culprit: int, bad: dict[str, Any], name: str = "step"
+) -> list[str]:
     """n commits after the good one; commit number ``culprit`` (1-based) writes ``bad``."""
     shas = []
     for i in range(1, n + 1):
         (project.root / "agent").mkdir(exist_ok=True)
-        (project.root / "agent" / f"step{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        (project.root / "agent" / f"{name}{i}.txt").write_text(f"{i}\n", encoding="utf-8")
         if i == culprit:
             quality(project, **bad)
         shas.append(commit_all(project, f"Step {i}"))
@@ -111,3 +113,223 @@ def test_exact_task_plain_bisection(tmp_path: Path, control: Path) -> None:
     assert result["culprit"]["commit"] == shas[10]
     assert result["gate"] == "exact"
     assert result["rollouts"] <= 5  # log2(16) + 1
+
+
+def test_merges_are_bisected_on_the_first_parent_line(tmp_path: Path, control: Path) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    record_good(project)
+    history(project, 3, culprit=0, bad={})
+    git(project.root, "checkout", "-qb", "feature")
+    (project.root / "agent" / "feature.txt").write_text("x\n", encoding="utf-8")
+    side = [commit_all(project, "Feature 1")]
+    quality(project, rate=0.0)
+    side.append(commit_all(project, "Feature 2: the culprit, on a side branch"))
+    git(project.root, "checkout", "-q", "main")
+    (project.root / "agent" / "main.txt").write_text("y\n", encoding="utf-8")
+    commit_all(project, "Main moves on")
+    git(project.root, "merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
+    merge = head(project.root)
+    after = history(project, 3, culprit=0, bad={}, name="after")
+    code, result, output = bisect_json(project, "--jobs", "2", "--budget", "80")
+    assert code == 0, output
+    assert result["commits"] == 3 + 1 + 1 + 3  # first parents only: never the side branch
+    assert result["culprit"]["commit"] == merge
+    assert "quality.json" in result["culprit"]["files"]
+    assert after[-1] == result["bad"]
+    assert not {side[0], side[1]} & {u["commit"] for u in result["untested"]}
+
+
+def test_commits_that_do_not_build_or_load_are_skipped(tmp_path: Path, control: Path) -> None:
+    setup = json.dumps(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys; sys.exit(3 if json.load(open('quality.json')).get('nobuild') "
+            "else 0)",
+        ]
+    )
+    project = bisect_project(tmp_path / "p", gate="stats", extra=f"bisect-setup = {setup}\n")
+    quality(project, rate=1.0)
+    record_good(project)
+    shas = []
+    for i in range(1, 13):
+        (project.root / "agent").mkdir(exist_ok=True)
+        (project.root / "agent" / f"s{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        rate = 0.0 if i >= 6 else 1.0
+        extra: dict[str, Any] = {"nobuild": True} if i == 3 else {"broken": True} if i == 9 else {}
+        quality(project, rate=rate, **extra)
+        shas.append(commit_all(project, f"Step {i}"))
+    # Every commit gets tested here: a budget past the culprit forces the skips to show.
+    code, result, output = bisect_json(project, "--jobs", "2", "--budget", "120")
+    assert code == 0, output
+    assert result["culprit"]["commit"] == shas[5]
+    reasons = {u["commit"]: u["reason"] for u in result["untested"]}
+    assert set(reasons) <= {shas[2], shas[8]}
+    for sha, reason in reasons.items():
+        if sha == shas[2]:
+            assert "bisect-setup" in reason and "exited 3" in reason
+        else:
+            assert "Silo could not run it" in reason
+    assert len(worktrees_of(project.root)) == 1
+
+
+def test_a_skipped_neighbour_of_the_culprit_is_named_as_a_suspect(
+    tmp_path: Path, control: Path
+) -> None:
+    setup = json.dumps(
+        [sys.executable, "-c", "import json, sys; sys.exit(json.load(open('quality.json'))"
+         ".get('nobuild', 0))"]
+    )
+    project = bisect_project(tmp_path / "p", gate="stats", extra=f"bisect-setup = {setup}\n")
+    quality(project, rate=1.0)
+    record_good(project)
+    shas = []
+    for i in range(1, 7):
+        (project.root / "agent").mkdir(exist_ok=True)
+        (project.root / "agent" / f"s{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        quality(project, rate=0.0 if i >= 4 else 1.0, **({"nobuild": 1} if i == 4 else {}))
+        shas.append(commit_all(project, f"Step {i}"))
+    code, result, output = bisect_json(project, "--jobs", "2", "--budget", "120")
+    assert code == 0, output
+    # Commit 4 (the true culprit) cannot be built: 5 is named, 4 is its suspect.
+    assert result["culprit"]["commit"] == shas[4]
+    assert result["suspects"] == [shas[3]]
+
+
+def _sleepy_env(control: Path, sleep: float) -> dict[str, str]:
+    return {**os.environ, "FAKE_SILO_CONTROL": str(control), "FAKE_SILO_SLEEP": str(sleep)}
+
+
+def test_ctrl_c_leaves_a_resumable_state_and_no_worktree(tmp_path: Path, control: Path) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    record_good(project)
+    shas = history(project, 10, culprit=4, bad={"rate": 0.0})
+    state = project.root / ".git" / "silo-regress-bisect.json"
+    args = [str(SILO), "--project", str(project.root), "bisect", "TASK-001", "--jobs", "2"]
+    proc = subprocess.Popen(
+        args, env=_sleepy_env(control, 0.3), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if state.exists() and json.loads(state.read_text())["rounds"] >= 1:
+            break
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("no round was saved in time")
+    time.sleep(0.2)  # into the next round's rollouts
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert b"interrupted" in stderr
+    saved = json.loads(state.read_text())
+    assert saved["rounds"] >= 1 and saved["used"] >= 2
+    assert len(worktrees_of(project.root)) == 1
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("silo-regress-bisect-*/tree"))
+    # The same command resumes: the rounds done before count, the culprit is found.
+    code, result, output = bisect_json(project, "--jobs", "2")
+    assert code == 0, output
+    assert result["culprit"]["commit"] == shas[3]
+    assert result["rollouts"] >= saved["used"]
+    assert result["rounds"] >= saved["rounds"]
+    assert not state.exists()
+
+
+def test_a_second_bisect_is_refused_while_one_runs(tmp_path: Path, control: Path) -> None:
+    import fcntl
+
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    record_good(project)
+    history(project, 4, culprit=2, bad={"rate": 0.0})
+    lock = project.root / ".git" / "silo-regress-bisect.lock"
+    with open(lock, "a+", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = project.cli("bisect", "TASK-001")
+    assert done.exit_code == 3
+    assert "another silo-regress bisect is running" in done.stderr
+    assert not (project.root / ".git" / "silo-regress-bisect.json").exists()
+
+
+def test_a_state_for_another_range_is_kept_unless_restarted(tmp_path: Path, control: Path) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    good = record_good(project)
+    shas = history(project, 4, culprit=2, bad={"rate": 0.0})
+    state = project.root / ".git" / "silo-regress-bisect.json"
+    state.write_text(
+        json.dumps(
+            {"format": 1, "task": "TASK-001", "good": good, "bad": shas[1], "line": [good],
+             "passed": {}, "rollouts": {}, "skipped": {}, "used": 0, "rounds": 0, "free": 0}
+        )
+    )
+    done = project.cli("bisect", "TASK-001")
+    assert done.exit_code == 3
+    assert "--restart" in done.stderr
+    code, result, output = bisect_json(project, "--restart", "--jobs", "2")
+    assert code == 0, output
+    assert result["culprit"]["commit"] == shas[1]
+
+
+def test_undecided_at_the_budget_exits_1_and_keeps_the_state(
+    tmp_path: Path, control: Path
+) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    record_good(project)
+    history(project, 8, culprit=5, bad={"rate": 0.0})
+    done = project.cli("bisect", "TASK-001", "--jobs", "2", "--budget", "4")
+    assert done.exit_code == 1
+    assert "undecided after 4 rollouts" in done.stdout
+    assert "passed" not in done.stdout.split("\n")[0]
+    assert (project.root / ".git" / "silo-regress-bisect.json").exists()
+
+
+def test_blame_names_the_commit_that_introduced_each_value(tmp_path: Path) -> None:
+    from support.silofixture import make_result
+
+    project = bisect_project(tmp_path / "p", gate="exact")
+    project.add_run("TASK-001", result=make_result(agent_output="first", reward=1))
+    assert project.cli("record", "TASK-001").exit_code == 0
+    first = commit_all(project, "First record")
+    project.add_run("TASK-001", result=make_result(agent_output="second", reward=1))
+    assert project.cli("record", "TASK-001").exit_code == 0
+    second = commit_all(project, "Agent says second")
+    project.add_run("TASK-001", result=make_result(agent_output="second", reward=0.5))
+    assert project.cli("record", "TASK-001").exit_code == 0
+    third = commit_all(project, "Reward halves")
+    done = project.cli("blame", "TASK-001", "/agentOutput", "--format", "json")
+    assert done.exit_code == 0, done.output
+    values = json.loads(done.stdout)["values"]
+    assert values == [
+        {"pointer": "/agentOutput", "value": "second", "commit": second,
+         "subject": "Agent says second", "date": values[0]["date"], "boundary": False}
+    ]
+    whole = json.loads(project.cli("blame", "TASK-001", "--format", "json").stdout)["values"]
+    by_pointer = {v["pointer"]: v["commit"] for v in whole}
+    assert by_pointer["/reward"] == third
+    assert by_pointer["/toolCalls"] == first
+    text = project.cli("blame", "TASK-001", "/reward").stdout
+    assert third[:12] in text and "Reward halves" in text
+    missing = project.cli("blame", "TASK-001", "/nothing")
+    assert missing.exit_code == 3 and "/nothing" in missing.stderr
+
+
+def test_blame_of_a_stats_task_finds_the_change_in_the_tally_history(tmp_path: Path) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    project.add_run("TASK-001")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    shas = []
+    for passed in (19, 20, 18, 9, 10):
+        (project.baselines / "TASK-001.tally.json").write_bytes(
+            serialize_tally(Tally(rollouts=20, passed=passed))
+        )
+        shas.append(commit_all(project, f"Tally {passed}/20"))
+    done = project.cli("blame", "TASK-001", "--format", "json")
+    assert done.exit_code == 0, done.output
+    found = json.loads(done.stdout)
+    assert [t["passed"] for t in found["tallies"]] == [19, 20, 18, 9, 10]
+    assert found["changePoint"]["commit"] == shas[3]
+    assert found["changePoint"]["probability"] > 0.9

@@ -39,7 +39,8 @@ def main() -> None:
         handle.seek(0)
         handle.truncate()
         handle.write(str(count + 1))
-    draw = random.Random(f"bisect-{count}").random()
+    seed = os.environ.get("BISECT_SILO_SEED", "bisect")
+    draw = random.Random(f"{seed}-{count}").random()
     rate = float(quality.get("rate", 1.0))
     os.environ["FAKE_SILO_MODE"] = "ok" if draw < rate else "fail"
     if "output" in quality:
