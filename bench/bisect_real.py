@@ -23,7 +23,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 STAND_IN = ROOT / "tests" / "support" / "bisect_silo.py"
 SILO_REGRESS = Path(sys.executable).with_name("silo-regress")
-TALLY = '{\n  "checks": {},\n  "format": 1,\n  "passed": 18,\n  "reward": {\n    "sum": 0,\n    "sum-of-squares": 0\n  },\n  "rollouts": 20,\n  "variants": {}\n}\n'
+TALLY = (
+    json.dumps(
+        {
+            "checks": {},
+            "format": 1,
+            "passed": 18,
+            "reward": {"sum": 0, "sum-of-squares": 0},
+            "rollouts": 20,
+            "variants": {},
+        },
+        indent=2,
+    )
+    + "\n"
+)
 IDENTITY = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
@@ -36,8 +49,12 @@ IDENTITY = {
 
 def git(cwd: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=cwd, env={**os.environ, **IDENTITY}, capture_output=True,
-        text=True, check=True,
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **IDENTITY},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.strip()
 
@@ -72,7 +89,8 @@ def history(root: Path, commits: int, culprit: int) -> list[str]:
 def main(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     runs = 4
-    print("| run | commits | culprit | named right | posterior | rollouts | rounds | wall s | worktrees left |")
+    head = "| run | commits | culprit | named right | posterior | rollouts | rounds | wall s |"
+    print(head + " worktrees left |")
     print("|---|---|---|---|---|---|---|---|---|")
     for run in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
@@ -86,7 +104,11 @@ def main(args: argparse.Namespace) -> None:
             began = time.monotonic()
             done = subprocess.run(
                 [str(SILO_REGRESS), "bisect", "TASK-001", "--format", "json", "--budget", "600"],
-                cwd=root, env=env, capture_output=True, text=True, check=False,
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
             )
             wall = time.monotonic() - began
             if done.returncode not in (0, 1):

@@ -68,7 +68,9 @@ def changepoint(
     counts = Counts.empty(n + 1)
     # Evidence in hand, free: the baseline tally at good, the failing check's rollouts at bad.
     at_good, at_bad = in_hand
-    counts = counts.add(0, passed=sum(rng.random() < good for _ in range(at_good)), rollouts=at_good)
+    counts = counts.add(
+        0, passed=sum(rng.random() < good for _ in range(at_good)), rollouts=at_good
+    )
     counts = counts.add(n, passed=sum(rng.random() < bad for _ in range(at_bad)), rollouts=at_bad)
     used = rounds = 0
     while used + ROUND <= BUDGET:
@@ -215,7 +217,12 @@ def grid(args: argparse.Namespace) -> None:
         for good in (0.95, 0.9, 0.7):
             for drop in (0.15, 0.3, 0.5):
                 s = cell(
-                    n, good, drop, args.trials, seed=args.seed, others=False,
+                    n,
+                    good,
+                    drop,
+                    args.trials,
+                    seed=args.seed,
+                    others=False,
                     confidence=args.confidence,
                 )["changepoint"]
                 ok = s.wrong <= allowed

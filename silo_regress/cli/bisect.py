@@ -82,8 +82,8 @@ def bisect(
     from silo_regress.commands.bisecting import BisectOptions, Step
     from silo_regress.commands.bisecting import bisect as run_bisect
     from silo_regress.project.taskref import parse_ref
-    from silo_regress.reports.bisection import Ending
     from silo_regress.render.bisection import render_bisect
+    from silo_regress.reports.bisection import Ending
 
     _, config = setup(ctx)
 

@@ -121,8 +121,7 @@ class _State:
             )
         except (ValueError, KeyError, TypeError, AttributeError):
             raise InputError(
-                f"{shown}: not a bisect state this version can resume; remove it, or pass "
-                "--restart"
+                f"{shown}: not a bisect state this version can resume; remove it, or pass --restart"
             ) from None
         for sha, count in state.rollouts.items():
             if not 0 <= state.passed.get(sha, 0) <= count:
@@ -156,7 +155,9 @@ def _lock(path: Path) -> Iterator[None]:
 Progress = Callable[[Step], None]
 
 
-def bisect(config: Config, options: BisectOptions, *, on_step: Progress | None = None) -> BisectResult:
+def bisect(
+    config: Config, options: BisectOptions, *, on_step: Progress | None = None
+) -> BisectResult:
     """Find the commit that made ``options.ref`` worse. Interrupting it (Ctrl-C,
     SIGTERM) keeps every finished round in the state file and leaves no worktree."""
     from silo_regress.runner.process import sigterm_as_interrupt
@@ -172,8 +173,10 @@ def bisect(config: Config, options: BisectOptions, *, on_step: Progress | None =
     place = worktrees.common_dir(repo)
     with _lock(place / LOCK_NAME), sigterm_as_interrupt():
         bad = gitio.resolve_commit(repo, options.bad)
-        good = gitio.resolve_commit(repo, options.good) if options.good else _recorded_at(
-            config, repo, options.ref, exact=exact
+        good = (
+            gitio.resolve_commit(repo, options.good)
+            if options.good
+            else _recorded_at(config, repo, options.ref, exact=exact)
         )
         state_path = place / STATE_NAME
         state, resumed = _load_state(state_path, str(options.ref), good, bad, options.restart)
@@ -185,16 +188,32 @@ def bisect(config: Config, options: BisectOptions, *, on_step: Progress | None =
             write_atomic(state_path, state.to_json())
         runner = _Rounds(config, repo, task, state, state_path, on_step)
         if len(state.line) < 2:
-            return _result(config, repo, options, state, exact=exact, culprit=None,
-                           ending=Ending.NO_COMMITS, resumed=resumed)
+            return _result(
+                config,
+                repo,
+                options,
+                state,
+                exact=exact,
+                culprit=None,
+                ending=Ending.NO_COMMITS,
+                resumed=resumed,
+            )
         if exact:
             variants = _variant_count(config, options.ref)
             culprit = _bisect_exact(runner, options, variants=variants)
         else:
             culprit = _bisect_stats(runner, options)
         ending = Ending.FOUND if culprit is not None else Ending.UNDECIDED
-        result = _result(config, repo, options, state, exact=exact, culprit=culprit,
-                         ending=ending, resumed=resumed)
+        result = _result(
+            config,
+            repo,
+            options,
+            state,
+            exact=exact,
+            culprit=culprit,
+            ending=ending,
+            resumed=resumed,
+        )
         if ending is Ending.FOUND:
             state_path.unlink(missing_ok=True)  # done: a new bisect starts afresh
         return result
@@ -356,16 +375,13 @@ def _bisect_exact(rounds: _Rounds, options: BisectOptions, *, variants: int) -> 
     line = state.line
     low, high = 0, len(line) - 1  # low is good, high is bad
     # Resume: what earlier sessions learned bounds the search already.
-    for i, sha in enumerate(line[1:-1], start=1):
-        count = state.rollouts.get(sha, 0)
-        if count and sha not in state.skipped:
-            if state.passed.get(sha, 0) == count and i > low and i < high:
-                low = i
-    for i, sha in enumerate(line[1:-1], start=1):
-        count = state.rollouts.get(sha, 0)
-        if count and sha not in state.skipped and state.passed.get(sha, 0) < count:
-            if low < i < high:
-                high = i
+    verdicts = {
+        i: state.passed.get(sha, 0) == state.rollouts[sha]
+        for i, sha in enumerate(line[1:-1], start=1)
+        if state.rollouts.get(sha, 0) and sha not in state.skipped
+    }
+    low = max((i for i, good in verdicts.items() if good), default=0)
+    high = min((i for i, good in verdicts.items() if not good and i > low), default=high)
     while True:
         between = [i for i in range(low + 1, high) if line[i] not in state.skipped]
         if not between:
@@ -451,8 +467,13 @@ class _Rounds:
                 passed += ok
             if counted == 0 and batch.outcomes:
                 reasons = {o.message.split("\n")[0] for o in batch.outcomes}
-                return Step(sha, 0, 0, infra, skipped="Silo could not run it: " + "; ".join(
-                    sorted(reasons)[:2]))
+                return Step(
+                    sha,
+                    0,
+                    0,
+                    infra,
+                    skipped="Silo could not run it: " + "; ".join(sorted(reasons)[:2]),
+                )
             return Step(sha, passed, counted, infra)
 
     def _set_up(self, project: Path) -> str | None:
@@ -461,8 +482,12 @@ class _Rounds:
             return None
         try:
             done = subprocess.run(
-                list(command), cwd=project, capture_output=True, timeout=SETUP_TIMEOUT,
-                check=False, start_new_session=False,
+                list(command),
+                cwd=project,
+                capture_output=True,
+                timeout=SETUP_TIMEOUT,
+                check=False,
+                start_new_session=False,
             )
         except FileNotFoundError:
             return f"bisect-setup {list(command)} cannot start: {command[0]!r} not found"
@@ -484,8 +509,13 @@ class _Rounds:
 
         index = index_runs(self.config.runs_dir)
         report = check(
-            self.config, index, BaselineStore.of(self.config), [self.task.ref],
-            runs={self.task.key: run}, allow_stale=True, workers=1,
+            self.config,
+            index,
+            BaselineStore.of(self.config),
+            [self.task.ref],
+            runs={self.task.key: run},
+            allow_stale=True,
+            workers=1,
         )
         return bool(report.outcomes) and all(o.verdict is Verdict.MATCH for o in report.outcomes)
 
@@ -586,4 +616,12 @@ def _under_inputs(config: Config, repo: gitio.Repository, paths: Sequence[str]) 
     return found
 
 
-__all__ = ["BisectBusyError", "BisectOptions", "BisectResult", "Ending", "Step", "Untested", "bisect"]
+__all__ = [
+    "BisectBusyError",
+    "BisectOptions",
+    "BisectResult",
+    "Ending",
+    "Step",
+    "Untested",
+    "bisect",
+]

@@ -118,7 +118,9 @@ def bisect_json(result: BisectResult) -> dict[str, Any]:
 def bisect_markdown(result: BisectResult) -> str:
     lines = [f"### bisect {code(result.task)}", "", cell(_headline(result)), ""]
     lines += ["| | |", "|---|---|"]
-    lines.append(f"| searched | {result.commits} commits, {code(result.good[:7])}..{code(result.bad[:7])} |")
+    lines.append(
+        f"| searched | {result.commits} commits, {code(result.good[:7])}..{code(result.bad[:7])} |"
+    )
     if result.culprit is not None:
         lines.append(f"| culprit | {code(result.culprit[:12])} {cell(result.subject or '')} |")
     if result.files:
@@ -126,7 +128,8 @@ def bisect_markdown(result: BisectResult) -> str:
     if result.gate == "stats" and result.culprit is not None:
         lines.append(f"| before | {cell(_rates(result.before))} |")
         lines.append(f"| after | {cell(_rates(result.after))} |")
-    lines.append(f"| rollouts | {result.rollouts} in {result.rounds} rounds (+{result.free_rollouts} in hand) |")
+    used = f"{result.rollouts} in {result.rounds} rounds (+{result.free_rollouts} in hand)"
+    lines.append(f"| rollouts | {used} |")
     for item in result.untested:
         lines.append(f"| skipped {code(item.sha[:12])} | {cell(item.reason)} |")
     return "\n".join(lines) + "\n"
@@ -180,7 +183,10 @@ def blame_json(blame: Blame) -> dict[str, Any]:
 
 
 def blame_markdown(blame: Blame) -> str:
-    lines = [f"### blame {code(blame.task)} {code(blame.artifact)} {code(blame.pointer or '/')}", ""]
+    lines = [
+        f"### blame {code(blame.task)} {code(blame.artifact)} {code(blame.pointer or '/')}",
+        "",
+    ]
     lines += ["| pointer | value | introduced by |", "|---|---|---|"]
     for line in blame.lines:
         lines.append(
@@ -237,7 +243,9 @@ def tally_blame_markdown(blame: TallyBlame) -> str:
     lines += ["| commit | passed | subject |", "|---|---|---|"]
     for p in blame.points:
         mark = " **change**" if p.commit == blame.culprit else ""
-        lines.append(f"| {code(p.commit[:12])}{mark} | {p.passed}/{p.rollouts} | {cell(p.subject)} |")
+        lines.append(
+            f"| {code(p.commit[:12])}{mark} | {p.passed}/{p.rollouts} | {cell(p.subject)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -245,7 +253,9 @@ def render_blame(blame: Blame | TallyBlame, output_format: str) -> str:
     if isinstance(blame, TallyBlame):
         if output_format == "json":
             return dumps(tally_blame_json(blame))
-        return tally_blame_markdown(blame) if output_format == "markdown" else tally_blame_text(blame)
+        return (
+            tally_blame_markdown(blame) if output_format == "markdown" else tally_blame_text(blame)
+        )
     if output_format == "json":
         return dumps(blame_json(blame))
     return blame_markdown(blame) if output_format == "markdown" else blame_text(blame)

@@ -138,8 +138,12 @@ def blame_pointer(config: Config, ref: TaskRef, pointer: str, *, artifact: str) 
             introduced = commit
         lines.append(
             BlameLine(
-                format_pointer(sub), leaf, introduced.sha, introduced.subject,
-                introduced.day.isoformat(), introduced.boundary or introduced.parent is None,
+                format_pointer(sub),
+                leaf,
+                introduced.sha,
+                introduced.subject,
+                introduced.day.isoformat(),
+                introduced.boundary or introduced.parent is None,
             )
         )
     return Blame(str(ref), artifact, pointer, tuple(lines))
@@ -198,16 +202,15 @@ def blame_tally(config: Config, ref: TaskRef) -> TallyBlame:
         with contextlib.suppress(TallyError):
             tally = parse_tally(blob, source=f"{commit.short}:{path}")
             points.append(
-                TallyPoint(commit.sha, commit.subject, commit.day.isoformat(), tally.passed,
-                           tally.rollouts)
+                TallyPoint(
+                    commit.sha, commit.subject, commit.day.isoformat(), tally.passed, tally.rollouts
+                )
             )
     if not points:
         raise InputError(f"{path}: no commit holds a tally of {ref}, so there is nothing to blame")
     if len(points) < 2:
         return TallyBlame(str(ref), tuple(points), None, None, None, None)
-    counts = changepoint.Counts(
-        tuple(p.passed for p in points), tuple(p.rollouts for p in points)
-    )
+    counts = changepoint.Counts(tuple(p.passed for p in points), tuple(p.rollouts for p in points))
     post = changepoint.posterior(counts)
     k = max(range(1, len(post)), key=lambda i: (post[i], -i))
     before, after = changepoint.side_rates(counts, k)

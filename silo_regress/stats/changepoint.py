@@ -277,7 +277,11 @@ def side_rates(
 def _rates(a: float, b: float, passed: int, fails: int, mass: float) -> Rates:
     tail = (1 - mass) / 2
     return Rates(
-        a / (a + b), beta_quantile(tail, a, b), beta_quantile(1 - tail, a, b), passed, passed + fails
+        a / (a + b),
+        beta_quantile(tail, a, b),
+        beta_quantile(1 - tail, a, b),
+        passed,
+        passed + fails,
     )
 
 

@@ -19,7 +19,9 @@ from silo_regress.errors import GitError
 from silo_regress.vcs.gitio import Repository
 
 
-def _run(repo: Repository, args: list[str], *, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    repo: Repository, args: list[str], *, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
     env = dict(repo.environment) if repo.environment else None
     try:
         done = subprocess.run(
@@ -74,8 +76,18 @@ def subject_of(repo: Repository, sha: str) -> str:
 
 def changed_files(repo: Repository, sha: str) -> list[str]:
     """The paths ``sha`` changed against its first parent (all of them for a root)."""
-    raw = _git(repo, "diff-tree", "--no-commit-id", "-r", "-m", "--first-parent", "--name-only",
-               "--root", "-z", sha)
+    raw = _git(
+        repo,
+        "diff-tree",
+        "--no-commit-id",
+        "-r",
+        "-m",
+        "--first-parent",
+        "--name-only",
+        "--root",
+        "-z",
+        sha,
+    )
     return sorted({p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p})
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from support.gitrepo import SILO, commit_all, head
-from support.runnerkit import control  # noqa: F401  (fixture)
+from support.runnerkit import control
 from support.silofixture import SiloProject, git, git_init, make_project
 
 from silo_regress.stats.tally import Tally, serialize_tally
+
+__all__ = ["control"]  # the fixture, used by name
 
 BISECT_SILO = Path(__file__).parent.parent / "support" / "bisect_silo.py"
 
@@ -178,8 +179,11 @@ def test_a_skipped_neighbour_of_the_culprit_is_named_as_a_suspect(
     tmp_path: Path, control: Path
 ) -> None:
     setup = json.dumps(
-        [sys.executable, "-c", "import json, sys; sys.exit(json.load(open('quality.json'))"
-         ".get('nobuild', 0))"]
+        [
+            sys.executable,
+            "-c",
+            "import json, sys; sys.exit(json.load(open('quality.json')).get('nobuild', 0))",
+        ]
     )
     project = bisect_project(tmp_path / "p", gate="stats", extra=f"bisect-setup = {setup}\n")
     quality(project, rate=1.0)
@@ -261,8 +265,19 @@ def test_a_state_for_another_range_is_kept_unless_restarted(tmp_path: Path, cont
     state = project.root / ".git" / "silo-regress-bisect.json"
     state.write_text(
         json.dumps(
-            {"format": 1, "task": "TASK-001", "good": good, "bad": shas[1], "line": [good],
-             "passed": {}, "rollouts": {}, "skipped": {}, "used": 0, "rounds": 0, "free": 0}
+            {
+                "format": 1,
+                "task": "TASK-001",
+                "good": good,
+                "bad": shas[1],
+                "line": [good],
+                "passed": {},
+                "rollouts": {},
+                "skipped": {},
+                "used": 0,
+                "rounds": 0,
+                "free": 0,
+            }
         )
     )
     done = project.cli("bisect", "TASK-001")
@@ -273,9 +288,7 @@ def test_a_state_for_another_range_is_kept_unless_restarted(tmp_path: Path, cont
     assert result["culprit"]["commit"] == shas[1]
 
 
-def test_undecided_at_the_budget_exits_1_and_keeps_the_state(
-    tmp_path: Path, control: Path
-) -> None:
+def test_undecided_at_the_budget_exits_1_and_keeps_the_state(tmp_path: Path, control: Path) -> None:
     project = bisect_project(tmp_path / "p", gate="stats")
     quality(project, rate=1.0)
     record_good(project)
@@ -304,8 +317,14 @@ def test_blame_names_the_commit_that_introduced_each_value(tmp_path: Path) -> No
     assert done.exit_code == 0, done.output
     values = json.loads(done.stdout)["values"]
     assert values == [
-        {"pointer": "/agentOutput", "value": "second", "commit": second,
-         "subject": "Agent says second", "date": values[0]["date"], "boundary": False}
+        {
+            "pointer": "/agentOutput",
+            "value": "second",
+            "commit": second,
+            "subject": "Agent says second",
+            "date": values[0]["date"],
+            "boundary": False,
+        }
     ]
     whole = json.loads(project.cli("blame", "TASK-001", "--format", "json").stdout)["values"]
     by_pointer = {v["pointer"]: v["commit"] for v in whole}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import fake_silo  # noqa: E402
+import fake_silo  # type: ignore[import-not-found]  # beside this file, run as a script
 
 
 def main() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import random
 import time
+from typing import Any
 
 import pytest
-from scipy import integrate, stats
 
 from silo_regress.stats.changepoint import (
     Counts,
@@ -22,6 +22,9 @@ from silo_regress.stats.changepoint import (
     side_rates,
     stop_threshold,
 )
+
+scipy_integrate: Any = pytest.importorskip("scipy.integrate")
+stats: Any = pytest.importorskip("scipy.stats")
 
 
 def random_counts(rng: random.Random, n: int) -> Counts:
@@ -38,8 +41,8 @@ def likelihood(counts: Counts, k: int) -> float:
     fb = sum(counts.rollouts[:k]) - sb
     sa = sum(counts.passed[k:])
     fa = sum(counts.rollouts[k:]) - sa
-    good = integrate.quad(lambda p: p**sb * (1 - p) ** fb, 0, 1)[0]
-    bad = integrate.quad(lambda p: p**sa * (1 - p) ** fa, 0, 1)[0]
+    good: float = scipy_integrate.quad(lambda p: p**sb * (1 - p) ** fb, 0, 1)[0]
+    bad: float = scipy_integrate.quad(lambda p: p**sa * (1 - p) ** fa, 0, 1)[0]
     return good * bad
 
 
