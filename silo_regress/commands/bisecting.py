@@ -51,6 +51,7 @@ STATE_NAME = "silo-regress-bisect.json"
 LOCK_NAME = "silo-regress-bisect.lock"
 STATE_FORMAT = 1
 SETUP_TIMEOUT = 1800.0
+STATE_LIMIT = 64 * 1024 * 1024
 
 
 class BisectBusyError(InputError):
@@ -66,7 +67,6 @@ class BisectOptions:
     budget: int = 500  # rollouts at most, this bisect's own
     confidence: float = 0.95
     restart: bool = False  # drop a saved state for another task or range
-    prior: tuple[float, ...] | None = None  # weights over the culprits 1..n, from blame
 
 
 # --- state ---------------------------------------------------------------------------
@@ -253,9 +253,12 @@ def _recorded_at(config: Config, repo: gitio.Repository, ref: TaskRef, *, exact:
 def _load_state(
     path: Path, task: str, good: str, bad: str, restart: bool
 ) -> tuple[_State | None, bool]:
-    if not path.exists():
+    from silo_regress.system.fsio import read_optional
+
+    # Never follow a link or block on a FIFO someone left there; a forged size is refused.
+    data = read_optional(path, shown=str(path), limit=STATE_LIMIT, follow=False)
+    if data is None:
         return None, False
-    data = path.read_bytes()
     try:
         state = _State.from_json(data, shown=str(path))
     except InputError:
@@ -341,32 +344,15 @@ def _bisect_stats(rounds: _Rounds, options: BisectOptions) -> int | None:
             tuple(state.passed.get(s, 0) for s in live),
             tuple(state.rollouts.get(s, 0) for s in live),
         )
-        prior = _prior_for(options.prior, state.line, live)
         if len(live) < 2:
             return None
-        finding = changepoint.assess(counts, confidence=options.confidence, prior=prior)
+        finding = changepoint.assess(counts, confidence=options.confidence)
         if finding.decided:
             return state.line.index(live[finding.culprit])
         if state.used + options.jobs > options.budget:
             return None
-        j = changepoint.choose(counts, round_size=options.jobs, prior=prior)
+        j = changepoint.choose(counts, round_size=options.jobs)
         rounds.run(live[j], options.jobs, judge=None)
-
-
-def _prior_for(
-    given: tuple[float, ...] | None, line: Sequence[str], live: Sequence[str]
-) -> list[float] | None:
-    if given is None or len(given) != len(line) - 1:
-        return None
-    weights = dict(zip(line[1:], given, strict=True))
-    # A skipped commit's prior weight goes to the next live one: it could be the culprit.
-    out, carry = [0.0], 0.0
-    for sha in line[1:]:
-        carry += weights[sha]
-        if sha in live:
-            out.append(carry)
-            carry = 0.0
-    return out if sum(out) > 0 else None
 
 
 def _bisect_exact(rounds: _Rounds, options: BisectOptions, *, variants: int) -> int | None:
@@ -557,8 +543,7 @@ def _result(
                 tuple(state.passed.get(s, 0) for s in live),
                 tuple(state.rollouts.get(s, 0) for s in live),
             )
-            prior = _prior_for(options.prior, state.line, live)
-            probability = changepoint.posterior(counts, prior=prior)[live.index(sha)]
+            probability = changepoint.posterior(counts)[live.index(sha)]
             before, after = changepoint.side_rates(counts, live.index(sha))
         else:
             probability = 1.0

@@ -84,13 +84,17 @@ def test_stats_task_culprit_found_in_worktrees(tmp_path: Path, control: Path) ->
     quality(project, rate=1.0)
     record_good(project)
     shas = history(project, 12, culprit=7, bad={"rate": 0.0})
+    # The failing check's rollouts at bad, made from that commit on a clean tree, count
+    # for free; a run without a provenance record (made by plain silo) does not.
+    assert project.cli("run", "TASK-001", "--repeat", "3").exit_code == 0
+    project.add_run("TASK-001")
     before = git(project.root, "status", "--porcelain").stdout
     code, result, output = bisect_json(project, "--jobs", "2", "--budget", "80")
     assert code == 0, output
     assert result["culprit"]["commit"] == shas[6]
     assert result["culprit"]["files"] == ["agent/step7.txt", "quality.json"]
     assert result["probability"] >= 0.95
-    assert result["freeRollouts"] == 10  # the tally recorded at good
+    assert result["freeRollouts"] == 10 + 3  # the tally recorded at good, the runs at bad
     assert result["rollouts"] <= 40
     assert result["before"]["mean"] > 0.8 and result["after"]["mean"] < 0.3
     # Never the user's tree or index, and no worktree left behind.
@@ -352,3 +356,39 @@ def test_blame_of_a_stats_task_finds_the_change_in_the_tally_history(tmp_path: P
     assert [t["passed"] for t in found["tallies"]] == [19, 20, 18, 9, 10]
     assert found["changePoint"]["commit"] == shas[3]
     assert found["changePoint"]["probability"] > 0.9
+
+
+@pytest.mark.parametrize("kind", ["garbage", "fifo", "huge-count"])
+def test_a_forged_state_file_is_refused_by_name(tmp_path: Path, control: Path, kind: str) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    good = record_good(project)
+    shas = history(project, 3, culprit=2, bad={"rate": 0.0})
+    state = project.root / ".git" / "silo-regress-bisect.json"
+    if kind == "fifo":
+        os.mkfifo(state)
+    elif kind == "garbage":
+        state.write_bytes(b"\x00{not json")
+    else:
+        line = [good, *shas]
+        state.write_text(
+            json.dumps(
+                {
+                    "format": 1,
+                    "task": "TASK-001",
+                    "good": good,
+                    "bad": shas[-1],
+                    "line": line,
+                    "passed": {shas[0]: 9},
+                    "rollouts": {shas[0]: 3},
+                    "skipped": {},
+                    "used": 3,
+                    "rounds": 1,
+                    "free": 0,
+                }
+            )
+        )
+    done = project.cli("bisect", "TASK-001")
+    assert done.exit_code == 3
+    assert str(state) in done.stderr
+    assert len(worktrees_of(project.root)) == 1
