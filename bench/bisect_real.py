@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import subprocess
@@ -86,7 +87,76 @@ def history(root: Path, commits: int, culprit: int) -> list[str]:
     return shas
 
 
+def exact_history(root: Path, commits: int, culprit: int, env: dict[str, str]) -> list[str]:
+    """An exact task: its baseline recorded from a real rollout of the stand-in; the
+    culprit changes the agent's output."""
+    root.mkdir(parents=True)
+    command = json.dumps([sys.executable, str(STAND_IN)])
+    (root / "silo-regress.toml").write_text(
+        f'silo-command = {command}\nenvironment = "crm-west"\ninputs = ["quality.json"]\n',
+        encoding="utf-8",
+    )
+    (root / ".gitignore").write_text(".silo/\n", encoding="utf-8")
+    (root / "quality.json").write_text('{"rate": 1, "output": "A"}\n', encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    for step in (["run", "TASK-001"], ["record", "TASK-001"]):
+        subprocess.run(
+            [str(SILO_REGRESS), *step], cwd=root, env=env, check=True, capture_output=True
+        )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Record TASK-001")
+    shas = []
+    for i in range(1, commits + 1):
+        (root / f"step{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        if i == culprit:
+            (root / "quality.json").write_text('{"rate": 1, "output": "B"}\n', encoding="utf-8")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", f"Step {i}")
+        shas.append(git(root, "rev-parse", "HEAD"))
+    return shas
+
+
+def exact(args: argparse.Namespace) -> None:
+    rng = random.Random(args.seed)
+    print()
+    print("| exact task | commits | culprit | named right | rollouts | log2(N) + 1 | wall s |")
+    print("|---|---|---|---|---|---|---|")
+    for run in range(3):
+        with tempfile.TemporaryDirectory() as tmp:
+            commits = 128
+            culprit = rng.randint(1, commits)
+            env = {**os.environ, **IDENTITY, "FAKE_SILO_CONTROL": str(Path(tmp) / "c.json")}
+            Path(env["FAKE_SILO_CONTROL"]).write_text("{}", encoding="utf-8")
+            root = Path(tmp) / "repo"
+            shas = exact_history(root, commits, culprit, env)
+            began = time.monotonic()
+            done = subprocess.run(
+                [str(SILO_REGRESS), "bisect", "TASK-001", "--format", "json"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            wall = time.monotonic() - began
+            if done.returncode != 0:
+                print(done.stderr, file=sys.stderr)
+                raise SystemExit(f"bisect exited {done.returncode}")
+            found = json.loads(done.stdout)
+            right = found["culprit"]["commit"] == shas[culprit - 1]
+            print(
+                f"| {run + 1} | {commits} | {culprit} | {'yes' if right else 'NO'} | "
+                f"{found['rollouts']} | {math.log2(commits) + 1:g} | {wall:.0f} |",
+                flush=True,
+            )
+
+
 def main(args: argparse.Namespace) -> None:
+    stats_runs(args)
+    exact(args)
+
+
+def stats_runs(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     runs = 4
     head = "| run | commits | culprit | named right | posterior | rollouts | rounds | wall s |"

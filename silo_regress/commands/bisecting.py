@@ -182,22 +182,16 @@ def bisect(
         state, resumed = _load_state(state_path, str(options.ref), good, bad, options.restart)
         if state is None:
             line = [good] + [c.sha for c in worktrees.first_parent_line(repo, good, bad)]
+            if len(line) < 2:
+                raise InputError(
+                    f"{repo.root}: no commit lies after the good commit {good[:7]} up to the "
+                    f"bad {bad[:7]} on its first-parent line, so there is nothing to bisect"
+                )
             state = _State(str(options.ref), good, bad, line)
             if not exact:
                 _seed(config, repo, task, options.ref, state)
             write_atomic(state_path, state.to_json())
         runner = _Rounds(config, repo, task, state, state_path, on_step)
-        if len(state.line) < 2:
-            return _result(
-                config,
-                repo,
-                options,
-                state,
-                exact=exact,
-                culprit=None,
-                ending=Ending.NO_COMMITS,
-                resumed=resumed,
-            )
         if exact:
             variants = _variant_count(config, options.ref)
             culprit = _bisect_exact(runner, options, variants=variants)
@@ -351,7 +345,10 @@ def _bisect_stats(rounds: _Rounds, options: BisectOptions) -> int | None:
             return state.line.index(live[finding.culprit])
         if state.used + options.jobs > options.budget:
             return None
-        j = changepoint.choose(counts, round_size=options.jobs)
+        testable = [sha not in state.skipped for sha in live]
+        if not any(testable):
+            return None
+        j = changepoint.choose(counts, round_size=options.jobs, testable=testable)
         rounds.run(live[j], options.jobs, judge=None)
 
 

@@ -28,8 +28,6 @@ def _rates(rates: Rates | None) -> str:
 
 
 def _headline(result: BisectResult) -> str:
-    if result.ending is Ending.NO_COMMITS:
-        return f"{result.task}: no commit lies after {result.good[:7]} up to {result.bad[:7]}"
     if result.ending is Ending.FOUND and result.culprit is not None:
         sure = (
             "the byte verdict flipped here"
@@ -44,7 +42,8 @@ def _headline(result: BisectResult) -> str:
     if result.culprit is not None and result.probability is not None:
         guess = f"; most probable {result.culprit[:12]} at {result.probability:.3f}"
     return (
-        f"{result.task}: undecided after {result.rollouts} rollouts (the budget){guess}; "
+        f"{result.task}: undecided after {result.rollouts} rollouts (the budget is spent, or "
+        f"every commit left was skipped){guess}; "
         "run bisect again with a larger --budget to go on from here"
     )
 

@@ -44,8 +44,7 @@ class Untested:
 
 class Ending(enum.StrEnum):
     FOUND = "found"
-    UNDECIDED = "undecided"  # the budget ran out first
-    NO_COMMITS = "no-commits"
+    UNDECIDED = "undecided"  # the budget ran out, or no commit was left to test
 
 
 @dataclass(frozen=True)

@@ -392,3 +392,17 @@ def test_a_forged_state_file_is_refused_by_name(tmp_path: Path, control: Path, k
     assert done.exit_code == 3
     assert str(state) in done.stderr
     assert len(worktrees_of(project.root)) == 1
+
+
+def test_nothing_to_bisect_is_bad_input(tmp_path: Path, control: Path) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    good = record_good(project)
+    history(project, 2, culprit=1, bad={"rate": 0.0})
+    same = project.cli("bisect", "TASK-001", "--good", "HEAD")
+    assert same.exit_code == 3
+    assert "nothing to bisect" in same.stderr
+    backwards = project.cli("bisect", "TASK-001", "--good", "HEAD", "--bad", good)
+    assert backwards.exit_code == 3
+    assert "not an ancestor" in backwards.stderr
+    assert not (project.root / ".git" / "silo-regress-bisect.json").exists()
