@@ -31,7 +31,7 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from silo_regress.errors import InputError, RunnerError, SiloRegressError
 from silo_regress.project.config import Config, Gate, load_config
@@ -41,6 +41,10 @@ from silo_regress.stats import changepoint
 from silo_regress.stats.changepoint import Counts
 from silo_regress.system.fsio import write_atomic
 from silo_regress.vcs import gitio, worktrees
+
+if TYPE_CHECKING:
+    from silo_regress.runner.plan import Task
+    from silo_regress.runs.index import Run
 
 try:
     import fcntl
@@ -213,7 +217,7 @@ def bisect(
         return result
 
 
-def _task(config: Config, ref: TaskRef) -> Any:
+def _task(config: Config, ref: TaskRef) -> Task:
     from silo_regress import runner
     from silo_regress.runs.cache import index_runs
     from silo_regress.store.baselines import BaselineStore
@@ -269,7 +273,7 @@ def _load_state(
     )
 
 
-def _seed(config: Config, repo: gitio.Repository, task: Any, ref: TaskRef, state: _State) -> None:
+def _seed(config: Config, repo: gitio.Repository, task: Task, ref: TaskRef, state: _State) -> None:
     """Evidence in hand: the tally recorded at good, and the runs made at bad by an earlier
     ``check --run`` when their provenance says they were made from that commit, clean."""
     from silo_regress.runs.cache import index_runs
@@ -300,7 +304,7 @@ def _seed(config: Config, repo: gitio.Repository, task: Any, ref: TaskRef, state
         state.free += counted
 
 
-def _passed(run: Any) -> bool:
+def _passed(run: Run) -> bool:
     """A pass: a complete result.json whose ``passed`` is true; anything else failed."""
     from silo_regress.canon.canonical import parse
     from silo_regress.runs.index import UnreadableArtifactError, read_artifact
@@ -392,7 +396,7 @@ class _Rounds:
         self,
         config: Config,
         repo: gitio.Repository,
-        task: Any,
+        task: Task,
         state: _State,
         state_path: Path,
         on_step: Progress | None,
@@ -405,7 +409,7 @@ class _Rounds:
         self.on_step = on_step
         self.inside = repo.path_of(config.project)
 
-    def run(self, sha: str, rollouts: int, *, judge: Callable[[Any], bool] | None) -> Step:
+    def run(self, sha: str, rollouts: int, *, judge: Callable[[Run], bool] | None) -> Step:
         step = self._attempt(sha, rollouts, judge=judge)
         if step.skipped is None and step.rollouts == 0:
             # Nothing left a run: retried once before the commit is given up on.
@@ -423,7 +427,7 @@ class _Rounds:
             self.on_step(step)
         return step
 
-    def _attempt(self, sha: str, rollouts: int, *, judge: Callable[[Any], bool] | None) -> Step:
+    def _attempt(self, sha: str, rollouts: int, *, judge: Callable[[Run], bool] | None) -> Step:
         from silo_regress import runner
 
         with worktrees.detached_worktree(self.repo, sha) as tree:
@@ -482,7 +486,7 @@ class _Rounds:
             return f"bisect-setup {list(command)} exited {done.returncode}{tail}"
         return None
 
-    def matches(self, run: Any) -> bool:
+    def matches(self, run: Run) -> bool:
         """Whether every artifact of ``run`` matches an accepted variant, byte for byte,
         against the baselines of the user's working tree (what the failing check used)."""
         from silo_regress.judging.judge import check
