@@ -37,7 +37,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from silo_regress.stats import changepoint as changepoint_module
 from silo_regress.stats.changepoint import Counts, assess, choose
+from silo_regress.stats.intervals import wilson
 from silo_regress.stats.sequential import Decision, Design, calibrated_design
 
 ROUND = 5
@@ -208,14 +210,17 @@ def targets(args: argparse.Namespace) -> None:
 
 def grid(args: argparse.Namespace) -> None:
     allowed = 1 - args.confidence
-    print(f"trials per cell: {args.trials}, seed {args.seed}, confidence {args.confidence}")
-    print("| commits | good | drop | wrong | undecided | mean rollouts | p95 | ok |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        f"trials per cell: {args.trials}, seed {args.seed}, confidence {args.confidence}, "
+        f"stop at posterior {1 - (1 - args.confidence) * args.slack:g}"
+    )
+    print("| commits | good | drop | wrong | 95% upper | undecided | mean rollouts | p95 | ok |")
+    print("|---|---|---|---|---|---|---|---|---|")
     failures = 0
     began = time.process_time()
     for n in args.commits:
-        for good in (0.95, 0.9, 0.7):
-            for drop in (0.15, 0.3, 0.5):
+        for good in args.goods:
+            for drop in args.drops:
                 s = cell(
                     n,
                     good,
@@ -228,7 +233,9 @@ def grid(args: argparse.Namespace) -> None:
                 ok = s.wrong <= allowed
                 failures += not ok
                 print(
-                    f"| {n} | {good} | {drop} | {s.wrong:.1%} | {s.undecided:.1%} | "
+                    f"| {n} | {good} | {drop} | {s.wrong:.1%} | "
+                    f"{wilson(round(s.wrong * args.trials), args.trials).high:.1%} | "
+                    f"{s.undecided:.1%} | "
                     f"{s.mean:.0f} | {s.p95:.0f} | {'yes' if ok else 'NO'} |",
                     flush=True,
                 )
@@ -242,7 +249,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--confidence", type=float, default=CONFIDENCE)
     parser.add_argument("--commits", type=int, nargs="+", default=[8, 32, 128])
+    parser.add_argument("--goods", type=float, nargs="+", default=[0.95, 0.9, 0.7])
+    parser.add_argument("--drops", type=float, nargs="+", default=[0.15, 0.3, 0.5])
+    parser.add_argument(
+        "--slack",
+        type=float,
+        default=changepoint_module.SLACK,
+        help="stop at posterior 1 - (1 - confidence) * SLACK (1: at the confidence itself)",
+    )
     args = parser.parse_args()
+    changepoint_module.SLACK = args.slack
     if args.what == "targets":
         targets(args)
     elif args.what == "grid":
