@@ -209,7 +209,10 @@ def _sleepy_env(control: Path, sleep: float) -> dict[str, str]:
     return {**os.environ, "FAKE_SILO_CONTROL": str(control), "FAKE_SILO_SLEEP": str(sleep)}
 
 
-def test_ctrl_c_leaves_a_resumable_state_and_no_worktree(tmp_path: Path, control: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_leaves_a_resumable_state_and_no_worktree(
+    tmp_path: Path, control: Path, sig: signal.Signals
+) -> None:
     project = bisect_project(tmp_path / "p", gate="stats")
     quality(project, rate=1.0)
     record_good(project)
@@ -228,7 +231,7 @@ def test_ctrl_c_leaves_a_resumable_state_and_no_worktree(tmp_path: Path, control
         proc.kill()
         pytest.fail("no round was saved in time")
     time.sleep(0.2)  # into the next round's rollouts
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert b"interrupted" in stderr
@@ -406,3 +409,27 @@ def test_nothing_to_bisect_is_bad_input(tmp_path: Path, control: Path) -> None:
     assert backwards.exit_code == 3
     assert "not an ancestor" in backwards.stderr
     assert not (project.root / ".git" / "silo-regress-bisect.json").exists()
+
+
+def test_exact_bisection_skips_a_commit_whose_agent_does_not_load(
+    tmp_path: Path, control: Path
+) -> None:
+    project = bisect_project(tmp_path / "p", gate="exact")
+    quality(project, rate=1.0, output="Qualified the lead for TASK-001.")
+    commit_all(project, "Agent")
+    assert project.cli("run", "TASK-001").exit_code == 0
+    assert project.cli("record", "TASK-001").exit_code == 0
+    commit_all(project, "Record TASK-001")
+    shas = []
+    for i in range(1, 9):
+        (project.root / f"s{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        output = "Something else." if i >= 6 else "Qualified the lead for TASK-001."
+        quality(project, rate=1.0, output=output, **({"broken": True} if i == 4 else {}))
+        shas.append(commit_all(project, f"Step {i}"))
+    code, result, output = bisect_json(project)
+    assert code == 0, output
+    assert result["culprit"]["commit"] == shas[5]
+    assert [u["commit"] for u in result["untested"]] == [shas[3]]
+    assert "Silo could not run it" in result["untested"][0]["reason"]
+    assert "Agent file not found" not in output
+    assert len(worktrees_of(project.root)) == 1
