@@ -104,7 +104,11 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("batch",),
         ("stability",),
     ],
-    "silo_regress.commands": [("bisecting",)],
+    "silo_regress.commands": [
+        ("sources", "rollouts"),
+        ("rounds",),
+        ("checking", "bisecting"),
+    ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),
