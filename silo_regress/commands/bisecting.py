@@ -29,7 +29,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -411,11 +411,6 @@ class _Rounds:
 
     def run(self, sha: str, rollouts: int, *, judge: Callable[[Run], bool] | None) -> Step:
         step = self._attempt(sha, rollouts, judge=judge)
-        if step.skipped is None and step.rollouts == 0:
-            # Nothing left a run: retried once before the commit is given up on.
-            step = self._attempt(sha, rollouts, judge=judge)
-            if step.rollouts == 0:
-                step = replace(step, skipped=step.skipped or "Silo left no run in two rounds")
         if step.skipped is not None:
             self.state.skipped[sha] = step.skipped
         else:
@@ -429,6 +424,7 @@ class _Rounds:
 
     def _attempt(self, sha: str, rollouts: int, *, judge: Callable[[Run], bool] | None) -> Step:
         from silo_regress import runner
+        from silo_regress.commands.rollouts import QuietWatcher, RolloutFlags, execute_rollouts
 
         with worktrees.detached_worktree(self.repo, sha) as tree:
             project = tree / self.inside if self.inside else tree
@@ -443,15 +439,24 @@ class _Rounds:
                 planned = runner.prepare_rollouts(config, [self.task], repeat=rollouts)
             except RunnerError as exc:
                 return Step(sha, 0, 0, 0, skipped=f"its agent cannot be run: {exc.message}")
-            batch = runner.execute(config, planned, jobs=rollouts)
+            # The shared policy of every command that starts Silo: an infrastructure
+            # error (no run of its own) is run again up to retry-infra times, never counted;
+            # a run without a complete result is a failed rollout (its result was read
+            # when it ended).
+            batch = execute_rollouts(
+                config, planned, flags=RolloutFlags(jobs=rollouts), watcher=QuietWatcher()
+            )
             passed = counted = infra = 0
             for outcome in batch.outcomes:
-                if outcome.run is None:
+                if outcome.problem or outcome.run is None:
                     infra += 1
                     continue
                 counted += 1
-                ok = _passed(outcome.run) if judge is None else judge(outcome.run)
-                passed += ok
+                if judge is None:
+                    result = outcome.result
+                    passed += result is not None and result.has_result and result.passed
+                else:
+                    passed += judge(outcome.run)
             if counted == 0 and batch.outcomes:
                 reasons = {o.message.split("\n")[0] for o in batch.outcomes}
                 return Step(
