@@ -433,3 +433,17 @@ def test_exact_bisection_skips_a_commit_whose_agent_does_not_load(
     assert "Silo could not run it" in result["untested"][0]["reason"]
     assert "Agent file not found" not in output
     assert len(worktrees_of(project.root)) == 1
+
+
+def test_a_rollout_without_a_result_is_a_failed_rollout_not_a_skip(
+    tmp_path: Path, control: Path
+) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats")
+    quality(project, rate=1.0)
+    record_good(project)
+    shas = history(project, 8, culprit=5, bad={"rate": 1.0, "mode": "crash"})
+    code, result, output = bisect_json(project, "--jobs", "2", "--budget", "80")
+    assert code == 0, output
+    assert result["culprit"]["commit"] == shas[4]
+    assert result["untested"] == []
+    assert result["after"]["passed"] == 0 and result["after"]["rollouts"] >= 2

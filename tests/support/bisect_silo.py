@@ -5,7 +5,8 @@
 It reads ``quality.json`` in the directory it was started in (the commit's worktree):
 ``{"rate": 0.9}`` passes each rollout with that chance (drawn from a seeded generator
 and a counter beside ``FAKE_SILO_CONTROL``, so a test is repeatable), ``{"output": X}``
-changes the agent's output (an exact task's verdict), ``{"broken": true}`` fails to
+changes the agent's output (an exact task's verdict), ``{"mode": "crash"}`` leaves a run
+without result.json (any fake_silo mode may be named), ``{"broken": true}`` fails to
 load the agent (no run directory, as Silo does on a configuration error). It then
 behaves as tests/support/fake_silo.py in mode ``ok`` or ``fail``.
 """
@@ -42,7 +43,7 @@ def main() -> None:
     seed = os.environ.get("BISECT_SILO_SEED", "bisect")
     draw = random.Random(f"{seed}-{count}").random()
     rate = float(quality.get("rate", 1.0))
-    os.environ["FAKE_SILO_MODE"] = "ok" if draw < rate else "fail"
+    os.environ["FAKE_SILO_MODE"] = quality.get("mode") or ("ok" if draw < rate else "fail")
     if "output" in quality:
         # fake_silo reads its output from a control file; write one of our own.
         own = base / f".bisect-control-{os.getpid()}.json"
