@@ -339,6 +339,8 @@ def test_blame_names_the_commit_that_introduced_each_value(tmp_path: Path) -> No
     assert by_pointer["/toolCalls"] == first
     text = project.cli("blame", "TASK-001", "/reward").stdout
     assert third[:12] in text and "Reward halves" in text
+    markdown = project.cli("blame", "TASK-001", "/reward", "--format", "markdown").stdout
+    assert f"| `/reward` | `0.5` | `{third[:12]}` Reward halves |" in markdown
     missing = project.cli("blame", "TASK-001", "/nothing")
     assert missing.exit_code == 3 and "/nothing" in missing.stderr
 
@@ -447,3 +449,10 @@ def test_a_rollout_without_a_result_is_a_failed_rollout_not_a_skip(
     assert result["culprit"]["commit"] == shas[4]
     assert result["untested"] == []
     assert result["after"]["passed"] == 0 and result["after"]["rollouts"] >= 2
+
+
+def test_a_bisect_setup_that_is_not_a_command_is_refused_by_key(tmp_path: Path) -> None:
+    project = bisect_project(tmp_path / "p", gate="stats", extra='bisect-setup = "npm ci"\n')
+    done = project.cli("bisect", "TASK-001")
+    assert done.exit_code == 3
+    assert "bisect-setup" in done.stderr
