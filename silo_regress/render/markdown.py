@@ -137,7 +137,17 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     where = (
         "" if report.source.is_working_tree else f" · baselines from {code(report.source.label)}"
     )
-    out += [cell(summary_sentence(report)) + where, ""]
+    if not report.ok or not report.outcomes:
+        # What failed comes first, for stats and exact tasks alike; a stats-only check
+        # has no artifact to count, and "no baselines to check" would say it checked none.
+        from silo_regress.render.summary import headline
+
+        said = headline(report)
+        out += [f"**{cell(said[:1].upper() + said[1:])}**", ""]
+    if report.outcomes:
+        out += [cell(summary_sentence(report)) + where, ""]
+    elif where:
+        out += ["B" + where.removeprefix(" · b"), ""]
     if report.repeat is not None:
         out += _tallies(report)
     if report.stats is not None:

@@ -110,9 +110,10 @@ def test_action_annotates_summarises_and_pages_a_change(
 
     assert done.code == 1, done.log
     assert done.outputs["run"]["exit-code"] == "1"
-    annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
-    assert len(annotations) == 1
-    assert annotations[0].startswith("::error file=baselines/TASK-002.result.json,line=")
+    annotations = [line for line in done.stdout.splitlines() if line.startswith("::notice ")]
+    assert len(annotations) == 1  # TASK-002's reward rose: an improvement is a notice
+    assert annotations[0].startswith("::notice file=baselines/TASK-002.result.json,line=")
+    assert not [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert "title=silo-regress%3A TASK-002 (crm-west) result.json changed::" in annotations[0]
     # The text report is in the log once (check's), not again from the rendering.
     assert done.stdout.count("CHANGED  TASK-002 (crm-west)  result.json") == 1
