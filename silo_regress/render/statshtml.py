@@ -45,9 +45,7 @@ def _y(value: float) -> float:
 
 
 def _points(curve: tuple[SuitePoint, ...], top_k: int) -> str:
-    return " ".join(
-        f"{_x(p.k, top_k):.1f},{_y(p.value):.1f}" for p in curve if p.value is not None
-    )
+    return " ".join(f"{_x(p.k, top_k):.1f},{_y(p.value):.1f}" for p in curve if p.value is not None)
 
 
 def _axes(top_k: int) -> list[str]:

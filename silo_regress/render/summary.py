@@ -226,8 +226,9 @@ def _stats_parts(stats: StatsJudgement) -> list[str]:
         )
     failed = sorted(
         (t for t in stats.tasks if t.failed),
-        key=lambda t: (t.candidate.rate if t.candidate else 0.0)
-        - (t.baseline.rate if t.baseline else 0.0),
+        key=lambda t: (
+            (t.candidate.rate if t.candidate else 0.0) - (t.baseline.rate if t.baseline else 0.0)
+        ),
     )
     if failed:
         shown = ", ".join(

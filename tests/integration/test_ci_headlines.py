@@ -11,9 +11,8 @@ import pytest
 from support.silofixture import make_project, make_result
 from test_stats_gate_cli import check, passes, recorded
 
-
 __all__ = ["control"]
-from support.runnerkit import control  # noqa: E402  (the fixture, used by name)
+from support.runnerkit import control
 
 
 class _Texts(HTMLParser):

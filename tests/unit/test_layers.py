@@ -95,7 +95,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),
-        ("github", "html"),
+        ("github", "html", "prcomment"),
         ("history",),
     ],
     "silo_regress.runner": [
@@ -104,14 +104,14 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("batch",),
         ("stability",),
     ],
-    "silo_regress.commands": [],
+    "silo_regress.commands": [("pullcomment",)],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),
         ("options", "app"),
         ("gitcmds", "runner"),
         ("checking",),
-        ("quick", "core", "reports", "review", "discard", "prune"),
+        ("quick", "core", "reports", "review", "discard", "prune", "comment"),
     ],
 }
 # Third-party modules and the only places that may import them.
