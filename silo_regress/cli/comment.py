@@ -42,7 +42,12 @@ def comment(
     from a fork) the comment goes to the job summary instead, saying so. Exit 0
     whether or not it could comment; 3 when the report is unreadable.
     """
-    from silo_regress.commands.pullcomment import CommentResult, post_comment, pull_request_of
+    from silo_regress.commands.pullcomment import (
+        CommentResult,
+        Posted,
+        post_comment,
+        pull_request_of,
+    )
     from silo_regress.render.prcomment import marker, render_pr_comment
     from silo_regress.reports.schema import read_report
 
@@ -58,6 +63,9 @@ def comment(
     )
     if result.on_pull_request:
         out(f"pull-request comment {result.posted.value}: {result.url or ''}".rstrip(": "))
+        return 0
+    if result.posted is Posted.NOT_A_PULL_REQUEST:  # a push: nothing to comment on
+        out(f"no pull-request comment: {result.detail}")
         return 0
     note = f"silo-regress did not comment on the pull request: {result.detail}."
     out(note)

@@ -65,7 +65,7 @@ def pull_request_of(env: Mapping[str, str]) -> PullRequest | CommentResult:
     if number is None:
         return CommentResult(Posted.NOT_A_PULL_REQUEST, "this job does not run for a pull request")
     if not _REPOSITORY.fullmatch(repository):
-        return CommentResult(Posted.NOT_A_PULL_REQUEST, "GITHUB_REPOSITORY is not owner/name")
+        return CommentResult(Posted.FAILED, f"GITHUB_REPOSITORY {repository!r} is not owner/name")
     if not api_url.startswith(("https://", "http://")):
         return CommentResult(Posted.FAILED, f"GITHUB_API_URL {api_url!r} is not an http(s) URL")
     if not token:

@@ -197,4 +197,5 @@ def test_no_token_and_no_pull_request_are_not_errors(
         monkeypatch.setenv("GITHUB_EVENT_PATH", str(tmp_path / "nothing.json"))
         code, out = _comment(report_file)
     assert code == 0 and "does not run for a pull request" in out
+    assert summary.read_text().count("The comment is here instead.") == 1  # a push adds none
     assert api.requests == []  # nothing asked of GitHub without a token or a pull request
