@@ -41,9 +41,31 @@ _SPECIAL = re.compile(r"[|<&\n\r@\\`\[\]]")
 _ICON = {True: "✅", False: "❌"}
 
 
+# What GitHub's Markdown links by itself (GFM "extended autolinks"): a scheme and "//",
+# "www.", or an email address. Inside a code span nothing is linked, so such a word is
+# shown as one.
+_AUTOLINK = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)[^\s<>|`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    re.IGNORECASE,
+)
+
+
 def cell(text: str) -> str:
-    """Text that stays inside one table cell and renders literally."""
-    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], visible_text(text))
+    """Text that stays inside one table cell and renders literally: never a link, an
+    image, an @mention, HTML or code (docs/security.md), nor a bare URL GitHub links."""
+    shown = visible_text(text)
+    out: list[str] = []
+    at = 0
+    for match in _AUTOLINK.finditer(shown):
+        out.append(_escaped(shown[at : match.start()]))
+        out.append(code(match.group()))
+        at = match.end()
+    out.append(_escaped(shown[at:]))
+    return "".join(out)
+
+
+def _escaped(text: str) -> str:
+    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], text)
 
 
 def visible_text(text: str) -> str:

@@ -396,7 +396,10 @@ def test_action_runs_the_stats_gate_and_keeps_one_comment_per_project(
     assert "pull-request comment created" in runs[0].stdout
     assert "pull-request comment updated" in runs[1].stdout
     report = json.loads(Path(runs[1].outputs["run"]["report"]).read_text())
-    assert report["repeat"]["count"] == 10 and report["stats"]["suite"]["verdict"] == "suite-regression"
+    assert (
+        report["repeat"]["count"] == 10
+        and report["stats"]["suite"]["verdict"] == "suite-regression"
+    )
     junit = Path(runs[1].outputs["run"]["report-file"])
     assert junit.suffix == ".xml" and "<testsuite" in junit.read_text()
     (comment,) = api.comments
