@@ -57,7 +57,7 @@ def _handler(api: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             listing = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", path)
             one = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", path)
             length = int(self.headers.get("Content-Length") or 0)
-            payload = json.loads(self.rfile.read(length)) if length else None
+            payload: dict[str, Any] = json.loads(self.rfile.read(length)) if length else {}
             if method == "GET" and listing:
                 page = int(dict(re.findall(r"(\w+)=(\w+)", query)).get("page", 1))
                 start = (page - 1) * api.per_page
