@@ -104,7 +104,11 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("batch",),
         ("stability",),
     ],
-    "silo_regress.commands": [("pullcomment",)],
+    "silo_regress.commands": [
+        ("sources", "rollouts", "pullcomment"),
+        ("rounds",),
+        ("checking",),
+    ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),
