@@ -338,12 +338,12 @@ def test_action_install_refuses_an_old_python(tmp_path: Path) -> None:
 # --- the stats gate and the pull-request comment ---------------------------------------
 
 
-def _stats_workspace(tmp_path: Path, control: Path) -> Path:
+def _stats_workspace(tmp_path: Path, control: Path, *, config: str = "") -> Path:
     """A workspace whose project has a gate = "stats" task with a 9/10 tally, and whose
     stand-in Silo now passes 1 rollout in 10: a regression of the suite and the task."""
-    from test_stats_gate_cli import passes, recorded
+    from test_stats_gate_cli import STATS, passes, recorded
 
-    project = recorded(tmp_path / "workspace", control)
+    project = recorded(tmp_path / "workspace", control, extra=config + STATS)
     passes(control, 1, 9)
     return project.root.parent
 
@@ -415,7 +415,8 @@ def test_action_runs_the_stats_gate_and_keeps_one_comment_per_project(
 def test_action_on_a_fork_pull_request_puts_the_comment_in_the_summary(
     installed: Installed, tmp_path: Path, control: Path
 ) -> None:
-    workspace = _stats_workspace(tmp_path, control)
+    # No repeat input: the project's `repeat` key decides how many rollouts.
+    workspace = _stats_workspace(tmp_path, control, config="repeat = 10\n")
     api = FakeGitHub(read_only=True)  # a fork's token: every write is 403
     with serving(api):
         done = run_action(
@@ -423,12 +424,14 @@ def test_action_on_a_fork_pull_request_puts_the_comment_in_the_summary(
             action_path=installed.action_path,
             workspace=workspace,
             runner_temp=tmp_path / "runner-temp",
-            inputs={"command": "check --run", "project": "project", "repeat": "10"},
+            inputs={"command": "check --run", "project": "project"},
             skip={"install": {"bin": str(installed.bin)}},
             env=_pull_request(tmp_path, api, control),
         )
     assert done.code == 1, done.log  # the verdict, not a permission failure
     assert done.outputs["run"]["exit-code"] == "1"
+    report = json.loads(Path(done.outputs["run"]["report"]).read_text())
+    assert report["repeat"]["count"] == 10  # from the config, the input being empty
     assert "HTTP 403" in done.stdout and "::warning" not in done.stdout
     assert api.comments == []
     assert "> silo-regress did not comment on the pull request: the token may not" in (done.summary)
