@@ -198,7 +198,7 @@ def headline(report: Report) -> str:
             kinds.setdefault(line.kind, []).append(line.label)
         for kind, labels in kinds.items():
             n = len(labels)
-            parts.append(f"{n} task{'s' * (n != 1)} {kind}: {_listed(labels, shown=3)}")
+            parts.append(f"{kind} in {n} task{'s' * (n != 1)}: {_listed(labels, shown=3)}")
     if report.ok:
         judged = len({(o.task, o.environment) for o in report.outcomes})
         judged += len(stats.tasks) if stats is not None else 0

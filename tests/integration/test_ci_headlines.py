@@ -92,3 +92,20 @@ def test_in_ci_the_next_step_reproduces_locally_before_recording(
     assert "These runs exist only on the CI runner; to reproduce the change locally" in text
     rerun = text.index("silo-regress check --run TASK-001")
     assert rerun < text.index("silo-regress record TASK-001")  # reproduce, then record
+
+
+def test_in_ci_a_missing_baseline_is_recorded_from_a_local_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    project.add_run("TASK-002")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    monkeypatch.chdir(project.root)
+    monkeypatch.setenv("CI", "true")
+    done = project.cli("check", "--fail-on", "uncovered", "TASK-001", "TASK-002")
+    assert done.exit_code == 1
+    assert done.stdout.splitlines()[-1] == (
+        "These runs exist only on the CI runner; record the missing baselines locally: "
+        "silo-regress run TASK-002 && silo-regress record TASK-002"
+    )
