@@ -8,4 +8,8 @@ it to an exit code (DESIGN.md, "Refinement in 0.4"). Progress that a person watc
 live reaches the CLI through a callback, as typed events.
 
 - :mod:`.bisecting`: ``bisect``: which commit made a task worse, a round at a time.
+- :mod:`.sources`, :mod:`.rollouts`, :mod:`.rounds`, :mod:`.checking`: ``check``, the
+  rollouts it starts and its rounds.
+- :mod:`.pullcomment`: ``comment``: the project's sticky pull-request comment, found and
+  edited in place.
 """

@@ -95,7 +95,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),
-        ("github", "html"),
+        ("github", "html", "prcomment"),
         ("history", "bisection"),
     ],
     "silo_regress.runner": [
@@ -105,7 +105,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("stability",),
     ],
     "silo_regress.commands": [
-        ("sources", "rollouts"),
+        ("sources", "rollouts", "pullcomment"),
         ("rounds",),
         ("checking", "bisecting"),
     ],
@@ -115,7 +115,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("options", "app"),
         ("gitcmds", "runner"),
         ("checking",),
-        ("quick", "core", "reports", "review", "discard", "prune", "bisect"),
+        ("quick", "core", "reports", "review", "discard", "prune", "bisect", "comment"),
     ],
 }
 # Third-party modules and the only places that may import them.
