@@ -199,9 +199,16 @@ def headline(report: Report) -> str:
         for kind, labels in kinds.items():
             n = len(labels)
             parts.append(f"{kind} in {n} task{'s' * (n != 1)}: {_listed(labels, shown=3)}")
+    if stats is not None and stats.not_decided and not stats.failed and not lines:
+        # Never "passed", never "failed" for what no test judged: it was not decided.
+        n = len(stats.tasks)
+        return f"not decided: no test could judge any of {n} stats task{'s' * (n != 1)}"
+    if stats is not None and stats.undecided and not stats.not_decided:
+        n = len(stats.undecided)
+        parts.append(f"{n} stats task{'s' * (n != 1)} not decided")
     if report.ok:
         judged = len({(o.task, o.environment) for o in report.outcomes})
-        judged += len(stats.tasks) if stats is not None else 0
+        judged += len(stats.tasks) - len(stats.undecided) if stats is not None else 0
         done = f"passed: {judged} task{'s' * (judged != 1)} judged"
         return "; ".join([done, *parts]) if parts else done
     return "failed: " + ("; ".join(parts) if parts else "see the report below")
