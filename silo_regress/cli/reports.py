@@ -96,4 +96,3 @@ def _merged(paths: list[Path], *, pool_across_classes: bool) -> tuple[Report, bo
         return pooled.report, not pooled.coverage.complete
     checks = [(name, load_report(data, source=name)) for name, data, _ in files]
     return merge_reports(checks), False
-

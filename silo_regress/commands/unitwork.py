@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from silo_regress.commands.rollouts import QuietWatcher, RolloutFlags, Watcher
 from silo_regress.errors import InputError, UsageError
 from silo_regress.judging.units import Plan, PlannedTask, Unit, Worker, plan_units
 from silo_regress.reports.unitreport import PlanTaskEntry, UnitOutcome, UnitReport, UnitResult
+from silo_regress.system.cpus import capped_jobs
 
 if TYPE_CHECKING:
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
-    from silo_regress.runner import Event, Rollout, RolloutOutcome
+    from silo_regress.runner import Rollout, RolloutOutcome
     from silo_regress.runs.index import Run
     from silo_regress.stats.verdicts import Policy
     from silo_regress.store.baselines import BaselineSource
@@ -43,9 +45,7 @@ class UnitOptions:
     worker: Worker
     repeat: int
     refs: tuple[TaskRef, ...] = ()
-    jobs: int = 1
-    agent: str | None = None
-    timeout: float | None = None
+    flags: RolloutFlags = field(default_factory=RolloutFlags)
     retries: int = DEFAULT_INFRA_RETRIES
 
 
@@ -89,7 +89,7 @@ def run_unit(
     source: BaselineSource,
     options: UnitOptions,
     *,
-    on_event: Callable[[Event], None] | None = None,
+    watcher: Watcher | None = None,
 ) -> UnitReport:
     """Run worker ``options.worker``'s units (those not already made) and report them."""
     import os
@@ -105,7 +105,9 @@ def run_unit(
     resource = current_resource_class(os.environ)
     plan, entries = plan_check(config, source, options.refs, repeat=options.repeat)
     mine = plan.part(options.worker)
-    made = _made_before(config, set(mine), agent=options.agent)
+    flags = options.flags
+    watcher = watcher or QuietWatcher()
+    made = _made_before(config, set(mine), agent=flags.agent)
     todo = [u for u in mine if u not in made]
     tasks = [
         runner.Task(t.ref, t.environment, t.task_id)
@@ -116,7 +118,7 @@ def run_unit(
     if tasks:
         wanted = set(todo)
         every = runner.prepare_rollouts(
-            config, tasks, repeat=plan.repeat, agent=options.agent, timeout=options.timeout
+            config, tasks, repeat=plan.repeat, agent=flags.agent, timeout=flags.timeout
         )
         rollouts = [r for r in every if r.unit in wanted]
     attempts: dict[Unit, int] = dict.fromkeys(todo, 0)
@@ -125,7 +127,11 @@ def run_unit(
     for _ in range(options.retries + 1):
         if not rollouts:
             break
-        batch = runner.execute(config, rollouts, jobs=max(1, options.jobs), on_event=on_event)
+        width = capped_jobs(flags.jobs or config.jobs or runner.default_jobs())
+        with watcher.rollouts(len(rollouts), width) as on_event:
+            batch = runner.execute(config, rollouts, jobs=width, on_event=on_event)
+        for stray in batch.strays:
+            watcher.warn(stray)
         again = []
         by_unit = {o.rollout.unit: o for o in batch.outcomes}
         for rollout in rollouts:

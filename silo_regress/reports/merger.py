@@ -66,10 +66,8 @@ def _merged_stats(reports: Sequence[tuple[str, Report]]) -> StatsJudgement | Non
     judged = [(name, r.stats) for name, r in reports if r.stats is not None]
     if not judged:
         return None
-    from silo_regress.reports.statsmerge import decisions_of, judge_again
+    from silo_regress.reports.statsmerge import decisions_of, judge_again, policy_json, same_policy
     from silo_regress.stats.verdicts import Evidence
-
-    from silo_regress.reports.statsmerge import policy_json, same_policy
 
     first, policy = judged[0][0], judged[0][1].policy
     for name, stats in judged[1:]:

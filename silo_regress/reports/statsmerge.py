@@ -26,7 +26,6 @@ from silo_regress.stats.verdicts import (
     judge_tasks,
 )
 
-
 # TODO(issue 31): import MAX_ROLLOUTS from silo_regress.stats.tally once the bound lands
 # there; until then the same documented bound is kept here.
 MAX_ROLLOUTS = 100_000
@@ -118,7 +117,7 @@ def read_policy(raw: Any, alpha: Any, where: str) -> Policy:
             or not 0 <= value <= 1
         ):
             raise InputError(
-                f"{where}.policy.floor must be null or {{\"k\": 1..{MAX_K}, \"value\": 0..1}}"
+                f'{where}.policy.floor must be null or {{"k": 1..{MAX_K}, "value": 0..1}}'
             )
         read_floor = Floor(fk, float(value))
     return Policy(

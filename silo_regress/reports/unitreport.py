@@ -35,8 +35,8 @@ from typing import Any
 from silo_regress.errors import InputError
 from silo_regress.judging.units import (
     MAX_WORKERS,
-    PlannedTask,
     Plan,
+    PlannedTask,
     Unit,
     Worker,
     parse_rollout,
@@ -189,7 +189,7 @@ def _reject_constant(name: str) -> Any:
 def load_unit_report(document: Any, *, source: str) -> UnitReport:
     """A :class:`UnitReport` from a parsed document, every field validated."""
     if not is_unit_report(document):
-        raise InputError(f"{source}: not a unit report (no \"kind\": \"{UNIT_REPORT_KIND}\")")
+        raise InputError(f'{source}: not a unit report (no "kind": "{UNIT_REPORT_KIND}")')
     version = document.get("version")
     if isinstance(version, bool) or version != UNIT_REPORT_VERSION:
         raise InputError(
@@ -306,8 +306,10 @@ def _outcomes(value: Any, source: str, *, mine: set[Unit]) -> tuple[UnitOutcome,
         if digest is not None and (not isinstance(digest, str) or not _HEX64.fullmatch(digest)):
             raise InputError(f"{where}/resultSha256 must be a SHA-256 in hex or null")
         if (digest is None) != (result in (UnitResult.NO_RESULT, UnitResult.INFRA_ERROR)):
-            raise InputError(f"{where}: a {result} rollout {'has no' if digest else 'needs a'} "
-                             "result.json digest")
+            raise InputError(
+                f"{where}: a {result} rollout {'has no' if digest else 'needs a'} "
+                "result.json digest"
+            )
         reward = item.get("reward")
         if isinstance(reward, bool) or not isinstance(reward, int | float):
             raise InputError(f"{where}/reward must be a number")
@@ -318,8 +320,10 @@ def _outcomes(value: Any, source: str, *, mine: set[Unit]) -> tuple[UnitOutcome,
         if not math.isfinite(reward_value) or abs(reward_value) > 1e12:
             raise InputError(f"{where}/reward is out of range")
         checks = item.get("checks")
-        if not isinstance(checks, dict) or len(checks) > 1000 or not all(
-            isinstance(v, bool) for v in checks.values()
+        if (
+            not isinstance(checks, dict)
+            or len(checks) > 1000
+            or not all(isinstance(v, bool) for v in checks.values())
         ):
             raise InputError(f"{where}/checks must map check labels to true or false")
         run = item.get("run")
