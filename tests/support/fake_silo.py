@@ -182,7 +182,7 @@ def fraction(*parts: Any) -> float:
 def seeded_mode(how: dict[str, Any]) -> str:
     """``ok`` or ``fail`` for this rollout, from its identity; exits as an unstarted
     rollout on the first attempt of the chosen share of rollouts."""
-    identity = os.environ.get("SILO_REGRESS_ROLLOUT")
+    identity = os.environ.get("SILO_REGRESS_ROLLOUT", "")
     if not identity:
         fail("seeded mode needs SILO_REGRESS_ROLLOUT (set by silo-regress for each rollout)")
     seed = how.get("seed", 0)
@@ -193,10 +193,13 @@ def seeded_mode(how: dict[str, Any]) -> str:
             with open(marker, "x", encoding="utf-8"):
                 pass
         except FileExistsError:
-            pass
-        else:
-            fail("could not reach the model gateway (ECONNRESET)")
-    return "ok" if fraction(seed, identity) < float(how.get("rate", 0.8)) else "fail"
+            return _passes(how, identity)
+        fail("could not reach the model gateway (ECONNRESET)")
+    return _passes(how, identity)
+
+
+def _passes(how: dict[str, Any], identity: str) -> str:
+    return "ok" if fraction(how.get("seed", 0), identity) < float(how.get("rate", 0.8)) else "fail"
 
 
 def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
