@@ -89,11 +89,11 @@ def run_unit_check(g: Globals, options: CheckOptions, *, watcher: Watcher) -> in
             f"--repeat M{', without ' + ', '.join(conflicts) if conflicts else ''}"
         )
     config = load_project(g.project, explicit=g.explicit)
-    repeat = options.repeat or getattr(config, "repeat", None)
-    if not isinstance(repeat, int):
+    repeat = options.repeat or config.repeat
+    if repeat is None:
         raise UsageError(
-            f"--unit {worker} needs --repeat M (the rollouts per task of the whole plan), "
-            "the same on every worker"
+            f"--unit {worker} needs --repeat M or the repeat key (the rollouts per task of "
+            "the whole plan, the same on every worker)"
         )
     source = baseline_source(config, against=options.against)
     flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)

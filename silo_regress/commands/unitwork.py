@@ -6,18 +6,16 @@ own units. A unit already made in this project, with a complete result and by th
 inputs (its ``silo-regress.json`` names the rollout and the fingerprint), is not made
 again: a worker killed mid-way and started again recomputes only the rollout it was
 in. A rollout Silo could not start (no run directory) is an infrastructure error: it
-is started again, up to ``retries`` more times, and one that never started is reported
+is started again, up to ``retry-infra`` more times, and one that never started is reported
 as ``infra-error``, in no tally. The result is a typed :class:`UnitReport` that
 ``merge`` pools with the other workers'.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from silo_regress.commands.rollouts import QuietWatcher, RolloutFlags, Watcher
 from silo_regress.errors import InputError, UsageError
@@ -33,10 +31,6 @@ if TYPE_CHECKING:
     from silo_regress.stats.verdicts import Policy
     from silo_regress.store.baselines import BaselineSource
 
-# TODO(issue 31): take the retry count from the config key the lead adds (project/config.py)
-DEFAULT_INFRA_RETRIES = 2
-RESULT = "result.json"
-
 
 @dataclass(frozen=True)
 class UnitOptions:
@@ -46,7 +40,7 @@ class UnitOptions:
     repeat: int
     refs: tuple[TaskRef, ...] = ()
     flags: RolloutFlags = field(default_factory=RolloutFlags)
-    retries: int = DEFAULT_INFRA_RETRIES
+    retries: int | None = None  # None: the config's retry-infra
 
 
 def plan_check(
@@ -124,7 +118,8 @@ def run_unit(
     attempts: dict[Unit, int] = dict.fromkeys(todo, 0)
     errors: dict[Unit, list[str]] = {u: [] for u in todo}
     finished: dict[Unit, RolloutOutcome] = {}
-    for _ in range(options.retries + 1):
+    retries = config.retry_infra if options.retries is None else options.retries
+    for _ in range(retries + 1):
         if not rollouts:
             break
         width = capped_jobs(flags.jobs or config.jobs or runner.default_jobs())
@@ -233,52 +228,21 @@ def _made_before(config: Config, units: set[Unit], *, agent: str | None) -> dict
 
 
 def _counted(unit: Unit, run: Run, *, attempts: int, errors: tuple[str, ...]) -> UnitOutcome:
-    """A unit's result from its run: the bytes of result.json, hashed as they are read."""
-    from silo_regress.canon.canonical import parse
-    from silo_regress.runs.index import UnreadableArtifactError, read_artifact
+    """A unit's result from its run: result.json read once and hashed as it is read, as
+    a one-machine check counts it (judging/tallying)."""
+    from silo_regress.judging.tallying import read_result
 
-    data: bytes | None
-    try:
-        data = read_artifact(run, RESULT)
-    except UnreadableArtifactError:
-        data = None
-    value: Any = None
-    if data is not None:
-        try:
-            value = parse(data, source=str(run.path / RESULT))
-        except InputError:
-            value = None
-    if not isinstance(value, dict) or data is None:
+    result = read_result(run)
+    if not result.has_result:
         # Started and left no result: a failed rollout of the agent (DESIGN.md).
         return UnitOutcome(unit, UnitResult.NO_RESULT, None, run.name, 0.0, (), attempts, errors)
-    reward = value.get("reward")
-    number = 0.0
-    if isinstance(reward, int | float) and not isinstance(reward, bool):
-        try:
-            number = float(reward)
-        except OverflowError:
-            number = 0.0
-    if not math.isfinite(number) or abs(number) > 1e12:
-        number = 0.0
-    passed = value.get("passed") is True
     return UnitOutcome(
         unit=unit,
-        result=UnitResult.PASSED if passed else UnitResult.FAILED,
-        result_sha256=hashlib.sha256(data).hexdigest(),
+        result=UnitResult.PASSED if result.passed else UnitResult.FAILED,
+        result_sha256=result.digest,
         run=run.name,
-        reward=number,
-        checks=_check_passes(value.get("checks")),
+        reward=result.reward,
+        checks=result.checks,
         attempts=attempts,
         infra_errors=errors,
     )
-
-
-def _check_passes(checks: Any) -> tuple[tuple[str, bool], ...]:
-    """Per label: did every check of that label pass (as judging/tallying counts it)."""
-    passes: dict[str, bool] = {}
-    if isinstance(checks, list):
-        for check in checks:
-            if isinstance(check, dict) and isinstance(check.get("label"), str):
-                label = check["label"]
-                passes[label] = passes.get(label, True) and check.get("passed") is True
-    return tuple(sorted(passes.items()))

@@ -73,6 +73,15 @@ def _checks(value: Any, index: int, where: str) -> list[tuple[str, int]]:
     return found
 
 
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    """Run names a shard reported (absent in a report of 0.3: none)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where} must be a list of run names")
+    return tuple(value)
+
+
 def _decision(item: dict[str, Any]) -> Decision | None:
     reasons = item.get("reasons") or []
     if Reason.UNDECIDED.value in reasons:
@@ -96,6 +105,8 @@ def read_policy(raw: Any, alpha: Any, where: str) -> Policy:
             f"{where}.policy.suite_gate must be one of {', '.join(gates)}, "
             f"not {raw.get('suite_gate')!r}"
         )
+    if not isinstance(raw.get("judged_in_ci", False), bool):  # absent before 0.4
+        raise InputError(f"{where}.policy.judged_in_ci must be true or false")
     for key in ("sequential", "require_power"):
         if not isinstance(raw.get(key), bool):
             raise InputError(f"{where}.policy.{key} must be true or false")
@@ -127,6 +138,7 @@ def read_policy(raw: Any, alpha: Any, where: str) -> Policy:
         suite_gate=gates[raw["suite_gate"]],
         sequential=raw["sequential"],
         require_power=raw["require_power"],
+        judged_in_ci=raw.get("judged_in_ci", False),
     )
 
 
@@ -137,6 +149,7 @@ def policy_json(policy: Policy) -> dict[str, Any]:
         "suite_gate": policy.suite_gate.value,
         "sequential": policy.sequential,
         "require_power": policy.require_power,
+        "judged_in_ci": policy.judged_in_ci,
         "k": policy.k,
         "floor": {"k": floor.k, "value": floor.value} if floor else None,
     }
@@ -163,7 +176,14 @@ def read_stats(value: Any, source: str) -> tuple[Policy, list[Evidence], dict[st
         candidate = _side(item.get("candidate"), _checks(item.get("checks", []), 1, at), at)
         tally = item.get("tally")
         evidence.append(
-            Evidence(item["task"], baseline, candidate, tally if isinstance(tally, str) else None)
+            Evidence(
+                item["task"],
+                baseline,
+                candidate,
+                tally if isinstance(tally, str) else None,
+                without_result=_names(item.get("without_result"), f"{at}.without_result"),
+                changed=_names(item.get("changed"), f"{at}.changed"),
+            )
         )
         decision = _decision(item)
         if decision is not None:

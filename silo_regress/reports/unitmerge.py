@@ -13,12 +13,12 @@ whole plan would have counted (judging/tallying), so the suite is judged as it w
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from silo_regress.errors import InputError
 from silo_regress.judging.outcome import Report
+from silo_regress.judging.tallying import RolloutResult, count_results
 from silo_regress.judging.units import Unit, UnitCoverage
 from silo_regress.reports.statsmerge import policy_json, same_policy
 from silo_regress.reports.unitreport import UnitOutcome, UnitReport, UnitResult
@@ -92,6 +92,9 @@ def merge_units(
                 entry.baseline,
                 tally if tally.rollouts else None,
                 tally_path=entry.tally_path,
+                without_result=tuple(
+                    o.run or str(o.unit) for o in results if o.result is UnitResult.NO_RESULT
+                ),
             )
         )
     judged = judge_tasks(evidence, first.policy)
@@ -103,25 +106,20 @@ def merge_units(
 
 
 def pool_tally(outcomes: Sequence[UnitOutcome]) -> Tally:
-    """The tally of these rollouts, counted as judging/tallying counts one machine's:
-    a rollout without a result is a failed one with reward 0 (DESIGN.md, "Counting
-    rollouts"); sums are fsum, so the order of the workers does not matter."""
-    labels: dict[str, int] = {}
-    for outcome in outcomes:
-        for label, passed in outcome.checks:
-            labels[label] = labels.get(label, 0) + passed
-    rewards = [o.reward for o in outcomes]
-    return Tally(
-        rollouts=len(outcomes),
-        passed=sum(o.result is UnitResult.PASSED for o in outcomes),
-        checks=tuple(sorted(labels.items())),
-        reward_sum=_whole(math.fsum(rewards)),
-        reward_squares=_whole(math.fsum(r * r for r in rewards)),
-    )
-
-
-def _whole(value: float) -> float:
-    return int(value) if value.is_integer() else value
+    """The tally of these rollouts, counted by the very function that counts one
+    machine's (judging/tallying): a rollout without a result is a failed one with
+    reward 0 (DESIGN.md, "Counting rollouts"), and the sums do not depend on order."""
+    results = [
+        RolloutResult(
+            run=o.run or str(o.unit),
+            digest=o.result_sha256,
+            passed=o.result is UnitResult.PASSED,
+            reward=o.reward,
+            checks=o.checks,
+        )
+        for o in outcomes
+    ]
+    return count_results(results, variants={}).tally
 
 
 def _said(outcome: UnitOutcome) -> str:

@@ -16,10 +16,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from silo_regress.judging.tallying import RolloutResult, read_result
 from silo_regress.project.config import Config
 from silo_regress.project.fingerprint import ProvenanceError
 from silo_regress.runner.attribution import Claim, Ended, Key, Ledger
@@ -66,6 +67,8 @@ class Batch:
     runs: dict[Key, tuple[Run, ...]]  # new runs of each task, oldest first
     strays: tuple[str, ...]  # new directories not tied to a rollout of this batch
     seconds: float
+    # Attempts a retry stood in for (commands/rollouts.py): shown, never counted.
+    retried: tuple[RolloutOutcome, ...] = ()
 
     @property
     def problems(self) -> tuple[RolloutOutcome, ...]:
@@ -182,6 +185,9 @@ class _Collector:
         self.exits: dict[int, GroupExit] = {}
         self.known: dict[str, Run] = {}
         self.outcomes: list[RolloutOutcome | None] = [None] * len(rollouts)
+        # Each new run's result.json, read the first time it was seen complete: what a
+        # rollout counts for is fixed when it ends, not when the batch does.
+        self.results: dict[str, RolloutResult] = {}
         # Taken once per batch, before any rollout starts: every rollout is made from
         # the same inputs and commit, and is checked against them when it ends.
         self.provenance = start_batch(config)
@@ -192,8 +198,20 @@ class _Collector:
         """Note an exit; settle its task when none of the task's rollouts still runs."""
         self.exits[index] = exit_
         ended = Ended(index, self.rollouts[index].task.key, exit_.code, exit_.timed_out)
+        self._read_results(ended.key)
         if self.ledger.exit(ended):
             self._settle(ended.key)
+
+    def _read_results(self, key: Key) -> None:
+        """Read every complete new run of ``key`` not read yet. A run of a rollout that
+        has ended is final; one whose writer still runs is read once it is complete (Silo
+        writes the result last), so a later rewrite is seen as a change, not counted."""
+        for name, run in self._identify_new().items():
+            if run.key != key or name in self.results:
+                continue
+            result = read_result(run)
+            if result.has_result:
+                self.results[name] = result
 
     def settle_rest(self) -> None:
         for key in self.ledger.unsettled():
@@ -206,11 +224,14 @@ class _Collector:
 
     def _classify(self, claim: Claim) -> None:
         index = claim.ended.index
+        result = None
         if claim.run is not None:
             self._write_provenance(self.rollouts[index], claim.run)
-        self.outcomes[index] = classify(
+            result = self.results.get(claim.run.name) or read_result(claim.run)
+        outcome = classify(
             self.config, self.rollouts[index], self.exits[index], claim.run, complete=claim.complete
         )
+        self.outcomes[index] = replace(outcome, result=result)
 
     def _write_provenance(self, rollout: Rollout, run: Run) -> None:
         """``silo-regress.json`` beside the run: which inputs and agent made it."""

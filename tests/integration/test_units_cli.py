@@ -195,6 +195,8 @@ def test_a_unit_that_never_starts_is_named_and_the_merge_is_not_passed(
 ) -> None:
     origin, control = suite
     control.write_text(json.dumps({"default": {"mode": "config-error"}}), encoding="utf-8")
+    with (origin / "silo-regress.toml").open("a", encoding="utf-8") as config:
+        config.write("retry-infra = 2\n")  # each rollout started three times in all
     env = environ(control)
     out = tmp_path / "unit-1.json"
     done = cli(
