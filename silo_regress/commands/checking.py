@@ -161,6 +161,18 @@ def check(
                 f"{config.relative(config.baselines_dir)}/",
                 excluding=None,
             )
+        if not targets and config.source is None and _has_baselines(config, index, source):
+            # Found by its baselines alone (no config file): a hook whose project lost its
+            # config (runs-dir elsewhere) would find no runs and pass every commit.
+            from silo_regress.errors import ConfigError
+
+            raise ConfigError(
+                f"project {config.project} has baselines under "
+                f"{config.relative(config.baselines_dir)}/ but no config file and no runs "
+                f"under {config.relative(config.runs_dir)}/, so --allow-no-runs cannot tell "
+                "a fresh clone from a hook that lost its config: write one "
+                "(`silo-regress init --write`, or a silo-regress.toml naming runs-dir)"
+            )
         if not targets:
             return Checked(
                 None,
@@ -283,6 +295,12 @@ def _keep_candidates(
         tally = Baseline(target.ref, "tally.json", tally_relpath(target.ref))
         baselines[name] = source.read(tally) if source.has(tally.relpath) else None
     keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
+
+
+def _has_baselines(config: Config, index: RunIndex, source: BaselineSource) -> bool:
+    from silo_regress.judging.targets import select_targets
+
+    return any(t.baselines for t in select_targets(config, index, source))
 
 
 def _retried_by_task(made: Made | None) -> dict[str, int]:

@@ -164,11 +164,9 @@ def stats_lines(judgement: StatsJudgement, *, paint: Paint = _plain) -> list[str
     from silo_regress.stats.verdicts import Tier
 
     if judgement.policy.judged_in_ci:
-        # The hook starts no rollouts: one line, and only the tasks that fail it.
-        lines = [
-            f"stats gate: {_tasks(len(judgement.tasks))} with tallies present and canonical; "
-            "pass rates are judged in CI (silo-regress check --run)"
-        ]
+        # The hook starts no rollouts: the summary's one line says so; only the tasks
+        # that fail it (a missing tally) get lines of their own.
+        lines: list[str] = []
         for task in judgement.tasks:
             if task.failed:
                 lines += task_line(task, paint=paint)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import queue
 import threading
 import time
@@ -161,6 +162,7 @@ def execute(
             raise
     pool.shutdown(wait=True)
     collector.settle_rest()
+    collector.claim_unfinished()
     return Batch(
         outcomes=tuple(o for o in collector.outcomes if o is not None),
         runs={key: tuple(runs) for key, runs in collector.ledger.claimed.items()},
@@ -246,6 +248,64 @@ class _Collector:
                 rollout=str(rollout.unit),
             )
             write_provenance(run.path, record)
+
+    def claim_unfinished(self) -> None:
+        """Give rollouts that started and left no run a new directory Silo never finished.
+
+        Silo writes ``run.json`` last, so a rollout killed mid-way (its timeout, a crash
+        of Silo itself) leaves a directory that names no task: by its name alone it is
+        nobody's. When every such rollout of this batch is of one task, the directories
+        are theirs (which of two identical processes left which does not matter), and
+        each counts as a failed rollout, not an infrastructure error: the agent began.
+        """
+        from silo_regress.runner.classification import RolloutState
+
+        unexplained = [
+            n
+            for n, o in enumerate(self.outcomes)
+            if o is not None
+            and o.run is None
+            and o.state in (RolloutState.TIMED_OUT, RolloutState.NO_RUN)
+            and self.exits[n].code is not None
+        ]
+        if not unexplained:
+            return
+        keys = {self.rollouts[n].task.key for n in unexplained}
+        unfinished = self._unfinished()
+        if len(keys) != 1 or not unfinished:
+            return
+        environment, task_id = keys.pop()
+        for n, (name, path, when) in zip(unexplained, unfinished, strict=False):
+            outcome = self.outcomes[n]
+            assert outcome is not None
+            stamp = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            run = Run(name, path, environment, task_id, stamp, when)
+            self.ledger.claimed_names.add(name)
+            self.ledger.claimed.setdefault(run.key, []).append(run)
+            self.outcomes[n] = replace(
+                outcome,
+                state=RolloutState.INCOMPLETE,
+                run=run,
+                result=RolloutResult(name, None),
+                message=f"{outcome.message}; it left {self.config.relative(path)} unfinished "
+                "(no run.json), which counts as a failed rollout",
+            )
+
+    def _unfinished(self) -> list[tuple[str, Path, datetime]]:
+        """New directories of this batch with no ``run.json`` (Silo never finished them)."""
+        found = []
+        for entry in list_run_dirs(self.config.runs_dir):
+            if not self.ledger.is_new(entry.name) or entry.name in self.ledger.claimed_names:
+                continue
+            path = Path(entry.path)
+            if os.path.lexists(path / "run.json") or not os.path.isdir(path):
+                continue
+            try:
+                when = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+            except OSError:
+                continue
+            found.append((entry.name, path, when))
+        return sorted(found, key=lambda item: (item[2], item[0]))
 
     def _identify_new(self) -> dict[str, Run]:
         for entry in list_run_dirs(self.config.runs_dir):
