@@ -26,6 +26,7 @@ from silo_regress.system.cpus import capped_jobs
 if TYPE_CHECKING:
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
+    from silo_regress.judging.tallying import RolloutResult
     from silo_regress.runner import Rollout, RolloutOutcome
     from silo_regress.runs.index import Run
     from silo_regress.stats.verdicts import Policy
@@ -145,10 +146,16 @@ def run_unit(
         if unit in made:
             outcomes.append(_counted(unit, made[unit], attempts=1, errors=()))
         elif unit in finished:
-            run = finished[unit].run
-            assert run is not None
+            done = finished[unit]
+            assert done.run is not None
             outcomes.append(
-                _counted(unit, run, attempts=attempts[unit], errors=tuple(errors[unit]))
+                _counted(
+                    unit,
+                    done.run,
+                    attempts=attempts[unit],
+                    errors=tuple(errors[unit]),
+                    read=done.result,  # read and hashed when the rollout ended
+                )
             )
         else:
             outcomes.append(
@@ -227,12 +234,20 @@ def _made_before(config: Config, units: set[Unit], *, agent: str | None) -> dict
     return found
 
 
-def _counted(unit: Unit, run: Run, *, attempts: int, errors: tuple[str, ...]) -> UnitOutcome:
+def _counted(
+    unit: Unit,
+    run: Run,
+    *,
+    attempts: int,
+    errors: tuple[str, ...],
+    read: RolloutResult | None = None,
+) -> UnitOutcome:
     """A unit's result from its run: result.json read once and hashed as it is read, as
-    a one-machine check counts it (judging/tallying)."""
+    a one-machine check counts it (judging/tallying); ``read`` when the runner read it
+    as the rollout ended, so a file rewritten later changes nothing."""
     from silo_regress.judging.tallying import read_result
 
-    result = read_result(run)
+    result = read if read is not None else read_result(run)
     if not result.has_result:
         # Started and left no result: a failed rollout of the agent (DESIGN.md).
         return UnitOutcome(unit, UnitResult.NO_RESULT, None, run.name, 0.0, (), attempts, errors)
