@@ -24,9 +24,9 @@ from silo_regress.reports.unitreport import PlanTaskEntry, UnitOutcome, UnitRepo
 from silo_regress.system.cpus import capped_jobs
 
 if TYPE_CHECKING:
+    from silo_regress.judging.tallying import RolloutResult
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
-    from silo_regress.judging.tallying import RolloutResult
     from silo_regress.runner import Rollout, RolloutOutcome
     from silo_regress.runs.index import Run
     from silo_regress.stats.verdicts import Policy

@@ -11,7 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from support.runnerkit import processes_under
 from support.unitkit import SILO_REGRESS, cli, clone, environ, make_suite, seeded
 
 TASKS, REPEAT, WORKERS = 6, 8, 8
@@ -50,6 +52,18 @@ def provenance_rollouts(clone_dir: Path) -> list[str | None]:
     return found
 
 
+def stop_everything_under(directory: Path) -> None:
+    """SIGKILL every process working in ``directory`` until none is left for a while: a
+    stand-in started just before the kill has not written its pid anywhere yet."""
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < 0.5:
+        for proc in processes_under(directory):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+                quiet_since = time.monotonic()
+        time.sleep(0.05)
+
+
 def test_units_in_separate_clones_merge_to_the_one_machine_report(
     suite: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -62,7 +76,7 @@ def test_units_in_separate_clones_merge_to_the_one_machine_report(
         where = clone(origin, tmp_path / f"w{index}", env)
         out = tmp_path / f"unit-{index}.json"
         if index == 3:  # killed mid-way, then started again in the same clone
-            slow = environ(control, FAKE_SILO_SLEEP="0.4", FAKE_SILO_PIDS=str(tmp_path / "pids"))
+            slow = environ(control, FAKE_SILO_SLEEP="0.4")
             seeded(control, seed=7, rate=0.75, sleep=0.4)
             worker = subprocess.Popen(
                 [
@@ -91,9 +105,7 @@ def test_units_in_separate_clones_merge_to_the_one_machine_report(
                 time.sleep(0.05)
             os.killpg(worker.pid, signal.SIGKILL)
             worker.wait()
-            for pid in (tmp_path / "pids").read_text().split():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)  # Silo's own session outlives the worker
+            stop_everything_under(where)  # Silo's own session outlives the worker
             assert not out.exists()
             seeded(control, seed=7, rate=0.75)
             before = provenance_rollouts(where)
