@@ -74,6 +74,7 @@ def _merged(paths: list[Path], *, pool_across_classes: bool) -> tuple[Report, bo
     from silo_regress.reports.merger import merge_reports
     from silo_regress.reports.schema import load_report
     from silo_regress.reports.unitreport import (
+        PlanCache,
         is_unit_report,
         load_unit_report,
         read_report_file,
@@ -91,7 +92,10 @@ def _merged(paths: list[Path], *, pool_across_classes: bool) -> tuple[Report, bo
     if units:
         from silo_regress.reports.unitmerge import merge_units
 
-        loaded = [(name, load_unit_report(doc, source=name)) for name, doc in documents]
+        cache: PlanCache = {}
+        loaded = [
+            (name, load_unit_report(doc, source=name, cache=cache)) for name, doc in documents
+        ]
         pooled = merge_units(loaded, pool_across_classes=pool_across_classes)
         return pooled.report, not pooled.coverage.complete
     checks = [(name, load_report(data, source=name)) for name, data, _ in files]

@@ -62,6 +62,13 @@ def plan_check(
             '(gate = "stats" or "both"), so there are no units to run; check exact tasks '
             "with check --shard K/N (docs/distributed.md)"
         )
+    from silo_regress.reports.unitreport import MAX_PLAN_TASKS
+
+    if len(gated) > MAX_PLAN_TASKS:
+        raise InputError(
+            f"{len(gated)} tasks are judged by pass rate, over the {MAX_PLAN_TASKS} a plan of "
+            "units may hold; split the suite with task refs (check --run --unit I/N REF...)"
+        )
     inputs = current_inputs(config, staged=False)
     planned = []
     entries = []

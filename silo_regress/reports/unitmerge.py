@@ -77,14 +77,14 @@ def merge_units(
     )
     counted = len(plan.units) - len(missing) - len(infra)
     coverage = UnitCoverage(len(plan.units), counted, missing, infra, retried)
+    by_task: dict[tuple[str, str], list[UnitOutcome]] = {}
+    for unit in plan.units:  # plan order: k = 1..M within each task
+        if unit in chosen:
+            by_task.setdefault((unit.environment, unit.task_id), []).append(chosen[unit][1])
     evidence = []
     for entry in first.tasks:
         task = entry.task
-        results = [
-            chosen[u][1]
-            for u in plan.units
-            if (u.environment, u.task_id) == (task.environment, task.task_id) and u in chosen
-        ]
+        results = by_task.get((task.environment, task.task_id), [])
         tally = pool_tally([o for o in results if o.result.counted])
         evidence.append(
             Evidence(
@@ -186,8 +186,8 @@ def _warnings(
     out = []
     count = reports[0][1].worker.count
     if coverage.missing:
-        plan = reports[0][1].plan
-        owners = sorted({plan.units.index(u) % count + 1 for u in coverage.missing[:1000]})
+        position = {u: n for n, u in enumerate(reports[0][1].plan.units)}
+        owners = sorted({position[u] % count + 1 for u in coverage.missing})
         workers = ", ".join(f"{i}/{count}" for i in owners[:SHOWN])
         out.append(
             f"{len(coverage.missing)} of {coverage.planned} planned rollouts have no report "
