@@ -22,6 +22,7 @@ from silo_regress.judging.units import (
 from silo_regress.project.taskref import parse_ref
 from silo_regress.reports.unitmerge import merge_units, pool_tally
 from silo_regress.reports.unitreport import (
+    PlanCache,
     PlanTaskEntry,
     UnitOutcome,
     UnitReport,
@@ -318,3 +319,23 @@ def test_a_rollout_without_a_result_is_a_failed_rollout_of_the_tally() -> None:
     tally = pool_tally([outcome(unit), outcome(unit, UnitResult.NO_RESULT)])
     assert (tally.rollouts, tally.passed, tally.reward_sum) == (2, 1, 1)
     assert Counter(dict(tally.checks)) == Counter({"Lead qualified": 1})
+
+
+def test_a_plan_of_too_many_tasks_is_refused_before_any_math() -> None:
+    document = json.loads(json.dumps(unit_report_json(report(Worker(1, 2), n_tasks=2))))
+    entry = document["tasks"][0]
+    document["tasks"] = [
+        {**entry, "task": f"T-{n}", "taskId": f"T-{n}", "tally": None} for n in range(1001)
+    ]
+    with pytest.raises(InputError, match="lists 1001 tasks, over the 1000"):
+        load_unit_report(document, source="unit.json")
+
+
+def test_reports_that_share_their_tasks_read_them_once_and_alike() -> None:
+    cache: PlanCache = {}
+    first = json.loads(json.dumps(unit_report_json(report(Worker(1, 2)))))
+    second = json.loads(json.dumps(unit_report_json(report(Worker(2, 2)))))
+    one = load_unit_report(first, source="a.json", cache=cache)
+    two = load_unit_report(second, source="b.json", cache=cache)
+    assert len(cache) == 1 and one.plan is two.plan
+    assert two == load_unit_report(second, source="b.json")  # the cache changes nothing
