@@ -7,5 +7,6 @@ code: ``cli/`` parses the command line, calls one use case, renders its result a
 it to an exit code (DESIGN.md, "Refinement in 0.4"). Progress that a person watches
 live reaches the CLI through a callback, as typed events.
 
+- :mod:`.bisecting`: ``bisect``: which commit made a task worse, a round at a time.
 - :mod:`.unitwork`: ``check --run --unit I/N``, a worker's units run and reported.
 """

@@ -7,5 +7,6 @@
 - :mod:`.unitreport`: a ``check --run --unit`` worker's report, written and read back;
 - :mod:`.unitmerge`: unit reports pooled into tallies and judged as one suite;
 - :mod:`.reconstruction`: a merged report's line diffs, rebuilt from its baselines;
-- :mod:`.history`: baselines across commits, and a task's log.
+- :mod:`.history`: baselines across commits, and a task's log;
+- :mod:`.bisection`: what ``bisect`` found, and ``blame`` read from git history.
 """
