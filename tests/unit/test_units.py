@@ -339,3 +339,54 @@ def test_reports_that_share_their_tasks_read_them_once_and_alike() -> None:
     two = load_unit_report(second, source="b.json", cache=cache)
     assert len(cache) == 1 and one.plan is two.plan
     assert two == load_unit_report(second, source="b.json")  # the cache changes nothing
+
+
+# --- a shard's stats, as merge reads them back (issue 31) ------------------------
+
+
+def shard_stats(**changes: Any) -> dict[str, Any]:
+    task = {
+        "task": "TASK-001",
+        "tier": "stable",
+        "reasons": [],
+        "baseline": {"passed": 9, "rollouts": 10, "reward_mean": 0.9},
+        "candidate": {"passed": 8, "rollouts": 10, "reward_mean": 0.8},
+        "checks": [],
+    }
+    task.update(changes.pop("task", {}))
+    stats = {
+        "alpha": 0.05,
+        "policy": {
+            "suite_gate": "fail",
+            "sequential": False,
+            "require_power": False,
+            "k": 1,
+            "floor": None,
+        },
+        "tasks": [task],
+    }
+    stats.update(changes)
+    return stats
+
+
+@pytest.mark.parametrize(
+    ("stats", "words"),
+    [
+        (shard_stats(alpha=0), "alpha must be a number in"),
+        (shard_stats(alpha=0.51), "alpha must be a number in"),
+        (shard_stats(alpha=float("nan")), "alpha must be a number in"),
+        (shard_stats(task={"candidate": {"passed": 1, "rollouts": 10**400}}), "from 0 to 100000"),
+        (shard_stats(task={"candidate": {"passed": 1, "rollouts": 100_001}}), "from 0 to 100000"),
+        (shard_stats(task={"candidate": {"passed": True, "rollouts": 2}}), "passed must be"),
+        (
+            shard_stats(task={"candidate": {"passed": 1, "rollouts": 2, "reward_mean": 10**400}}),
+            "reward_mean is out of range",
+        ),  # fmt: skip
+    ],
+)
+def test_a_forged_shard_is_refused_before_any_math(stats: dict[str, Any], words: str) -> None:
+    from silo_regress.reports.statsmerge import read_stats
+
+    with pytest.raises(InputError, match=words) as caught:
+        read_stats(stats, "shard-2.json")
+    assert caught.value.message.startswith("shard-2.json: stats")
