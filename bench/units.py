@@ -67,14 +67,29 @@ def stop_under(directory: Path) -> None:
 
 
 def unit_args(index: int, workers: int, repeat: int, out: Path) -> list[str]:
-    return ["check", "--run", "--repeat", str(repeat), "--jobs", "1", "--unit",
-            f"{index}/{workers}", "--output", str(out)]  # fmt: skip
+    return [
+        "check",
+        "--run",
+        "--repeat",
+        str(repeat),
+        "--jobs",
+        "1",
+        "--unit",
+        f"{index}/{workers}",
+        "--output",
+        str(out),
+    ]
 
 
 def run_units(
-    origin: Path, root: Path, env: dict[str, str], control: Path, args: argparse.Namespace,
-    *, kill: bool,
-) -> tuple[list[Path], dict[str, int]]:  # fmt: skip
+    origin: Path,
+    root: Path,
+    env: dict[str, str],
+    control: Path,
+    args: argparse.Namespace,
+    *,
+    kill: bool,
+) -> tuple[list[Path], dict[str, int]]:
     root.mkdir()
     facts: dict[str, int] = {}
 
@@ -84,9 +99,12 @@ def run_units(
         if kill and index == min(KILLED, args.workers):
             worker = subprocess.Popen(
                 [str(SILO_REGRESS), *unit_args(index, args.workers, args.repeat, out)],
-                cwd=where, env={**env, "FAKE_SILO_SLEEP": "0.3"}, start_new_session=True,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+                cwd=where,
+                env={**env, "FAKE_SILO_SLEEP": "0.3"},
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             while provenance_count(where) < 2 and worker.poll() is None:
                 time.sleep(0.02)
             os.killpg(worker.pid, signal.SIGKILL)
@@ -103,8 +121,7 @@ def run_units(
             # finished one the rerun did not take as it was
             facts["recomputed"] = (dirs - kept) + (made - (mine - kept))
             return out
-        cli(where, *unit_args(index, args.workers, args.repeat, out), env=env,
-            check=None)  # fmt: skip
+        cli(where, *unit_args(index, args.workers, args.repeat, out), env=env, check=None)
         return out
 
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
@@ -136,9 +153,11 @@ def merge_figures(origin: Path, reports: list[Path], env: dict[str, str], total:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     load = os.getloadavg()[0]
-    print(f"merge of {len(reports)} unit reports of {total} rollouts (command, median of 5): "
-          f"{statistics.median(cpus):.3f} s CPU, {statistics.median(walls):.3f} s wall "
-          f"(min {min(walls):.3f}; load average {load:.1f})")  # fmt: skip
+    print(
+        f"merge of {len(reports)} unit reports of {total} rollouts (command, median of 5): "
+        f"{statistics.median(cpus):.3f} s CPU, {statistics.median(walls):.3f} s wall "
+        f"(min {min(walls):.3f}; load average {load:.1f})"
+    )
     return statistics.median(cpus) < 1.0
 
 
@@ -173,16 +192,31 @@ def main() -> int:
         env = environ(control)
         began = time.monotonic()
         one = clone(origin, root / "one", env)
-        single = cli(one, "check", "--run", "--repeat", str(args.repeat), "--jobs",
-                     str(args.parallel), "--format", "json", env=env, check=None)  # fmt: skip
+        single = cli(
+            one,
+            "check",
+            "--run",
+            "--repeat",
+            str(args.repeat),
+            "--jobs",
+            str(args.parallel),
+            "--format",
+            "json",
+            env=env,
+            check=None,
+        )
         expected = single.stdout
         total = args.tasks * args.repeat
-        print(f"one machine: {total} rollouts in {time.monotonic() - began:.1f} s, "
-              f"exit {single.returncode}")  # fmt: skip
+        print(
+            f"one machine: {total} rollouts in {time.monotonic() - began:.1f} s, "
+            f"exit {single.returncode}"
+        )
         began = time.monotonic()
         reports, facts = run_units(origin, root / "units", env, control, args, kill=True)
-        print(f"units: {args.workers} workers (+1 run twice, 1 killed and rerun) in "
-              f"{time.monotonic() - began:.1f} s; killed unit: {facts}")  # fmt: skip
+        print(
+            f"units: {args.workers} workers (+1 run twice, 1 killed and rerun) in "
+            f"{time.monotonic() - began:.1f} s; killed unit: {facts}"
+        )
         if args.keep is not None:
             import shutil
 
@@ -193,14 +227,17 @@ def main() -> int:
         same = result.stdout == expected
         ok &= same and facts["recomputed"] <= 1
         print(f"merged == one machine, byte for byte: {same} (exit {result.returncode})")
-        print(f"rollouts the killed unit had started and made again: {facts['recomputed']} "
-              "(target <= 1)")  # fmt: skip
+        print(
+            f"rollouts the killed unit had started and made again: {facts['recomputed']} "
+            "(target <= 1)"
+        )
         ok &= merge_figures(origin, reports, env, total)
         from silo_regress.reports.unitmerge import merge_units
         from silo_regress.reports.unitreport import load_unit_report
 
-        loaded = [(str(p), load_unit_report(json.loads(p.read_text()), source=str(p)))
-                  for p in reports]  # fmt: skip
+        loaded = [
+            (str(p), load_unit_report(json.loads(p.read_text()), source=str(p))) for p in reports
+        ]
         began = time.perf_counter()
         merge_units(loaded)
         print(f"pooling alone, in process: {time.perf_counter() - began:.3f} s")
@@ -215,9 +252,11 @@ def main() -> int:
             same_suite = got["stats"]["suite"] == want["stats"]["suite"]
             retried = len(got.get("units", {}).get("retried", []))
             ok &= same_tiers and same_suite and retried > 0
-            print(f"{args.start_failure:.0%} failing to start once: tiers unchanged {same_tiers}, "
-                  f"suite unchanged {same_suite}, {retried} rollouts named as retried, "
-                  f"in {time.monotonic() - began:.1f} s")  # fmt: skip
+            print(
+                f"{args.start_failure:.0%} failing to start once: tiers unchanged {same_tiers}, "
+                f"suite unchanged {same_suite}, {retried} rollouts named as retried, "
+                f"in {time.monotonic() - began:.1f} s"
+            )
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

@@ -381,7 +381,7 @@ def shard_stats(**changes: Any) -> dict[str, Any]:
         (
             shard_stats(task={"candidate": {"passed": 1, "rollouts": 2, "reward_mean": 10**400}}),
             "reward_mean is out of range",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_a_forged_shard_is_refused_before_any_math(stats: dict[str, Any], words: str) -> None:
