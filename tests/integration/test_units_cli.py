@@ -390,3 +390,20 @@ def test_merge_refuses_a_shard_whose_stats_policy_is_forged_or_differs(
     assert str(paths[1]) in refused.stderr and words in refused.stderr
     if "differs" in refused.stderr:
         assert str(paths[0]) in refused.stderr  # both files named
+
+
+def test_merge_of_a_fifo_or_a_huge_report_is_a_named_error_not_a_hang(tmp_path: Path) -> None:
+    env = environ(tmp_path / "control.json")
+    fifo = tmp_path / "unit-1.json"
+    os.mkfifo(fifo)
+    began = time.monotonic()
+    refused = cli(tmp_path, "merge", str(fifo), env=env, check=3)
+    assert str(fifo) in refused.stderr and "Traceback" not in refused.stderr
+    huge = tmp_path / "unit-2.json"
+    huge.write_text(
+        '{"kind": "silo-regress-units", "version": 1, "unit": {"index": 1, '
+        '"count": 1}, "plan": {"repeat": ' + "9" * 400 + "}}"
+    )
+    refused = cli(tmp_path, "merge", str(huge), env=env, check=3)
+    assert f"{huge}: /plan/repeat must be a whole number" in refused.stderr
+    assert time.monotonic() - began < 30
