@@ -12,4 +12,5 @@ live reaches the CLI through a callback, as typed events.
   rollouts it starts and its rounds.
 - :mod:`.pullcomment`: ``comment``: the project's sticky pull-request comment, found and
   edited in place.
+- :mod:`.unitwork`: ``check --run --unit I/N``, a worker's units run and reported.
 """

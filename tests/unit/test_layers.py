@@ -70,7 +70,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("result", "state", "toolevents"),
     ],
     "silo_regress.judging": [
-        ("targets", "sharding", "direction", "remedies"),
+        ("targets", "sharding", "direction", "remedies", "units"),
         ("outcome",),
         ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
@@ -85,8 +85,8 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.reports": [
         ("statsmerge",),  # the stats gate's results read back and judged again
-        ("schema",),
-        ("overview", "merger", "reconstruction"),
+        ("schema", "unitreport"),
+        ("overview", "merger", "reconstruction", "unitmerge"),
         ("history", "bisection"),
     ],
     "silo_regress.render": [
@@ -106,14 +106,14 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.commands": [
         ("sources", "rollouts", "pullcomment"),
-        ("rounds",),
+        ("rounds", "unitwork"),
         ("checking", "bisecting"),
     ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),
         ("options", "app"),
-        ("gitcmds", "runner"),
+        ("gitcmds", "runner", "unitcheck"),  # unitcheck: check --run --unit I/N's worker
         ("checking",),
         ("quick", "core", "reports", "review", "discard", "prune", "bisect", "comment"),
     ],
