@@ -461,7 +461,8 @@ def test_check_run_stops_at_a_configuration_error_instead_of_checking_old_runs(
     result = project.cli("check", "--run")
     assert result.exit_code == 3, result.output
     assert 'Error: Unknown task "TASK-001"' in result.stderr
-    assert "1 of 1 rollouts did not leave a run to check (see above)" in result.stderr
+    assert "1 of 1 rollouts left no run to check even after 1 retry" in result.stderr
+    assert "infra-error: crm-west/TASK-001" in result.stderr
     assert "so nothing was compared" in result.stderr
     assert result.stdout == ""
 
@@ -514,7 +515,9 @@ def test_timeout_kills_the_process_group_and_keeps_going(tmp_path: Path, control
     )
     assert [r["taskId"] for r in new_runs(project) if "taskId" in r] == ["TASK-002"]
     pids = fake_pids(control)
-    assert len(pids) == 3  # two Silos and the hanging one's child
+    # two Silos and the hanging one's child, and the hanging one's retry (retry-infra: it
+    # left no run, so it is an infrastructure error) with its child
+    assert len(pids) == 5
     assert survivors(pids) == []
     assert processes_under(project.root) == []
 
