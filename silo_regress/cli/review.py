@@ -183,7 +183,9 @@ def _accept_tally(
     from silo_regress.recording.candidates import accept_candidate
 
     try:
-        accepted = accept_candidate(store, index, candidate, runs_dir=config.runs_dir)
+        accepted = accept_candidate(
+            store, index, candidate, runs_dir=config.runs_dir, environment=config.environment
+        )
     except SiloRegressError as exc:
         out(f"silo-regress: error: {exc.message}\n")
         session.failed += 1

@@ -41,7 +41,7 @@ SUFFIX = ".tally.json"
 MAX_ROLLOUTS = 100_000
 # The largest reward a rollout may score in size: a reward sum beyond
 # rollouts x MAX_REWARD (or its squares beyond rollouts x MAX_REWARD ** 2) is forged.
-MAX_REWARD = 1e6
+MAX_REWARD = 1e12
 # A canonical tally with a few hundred check labels is a few KB; a file beyond this
 # is refused before it is parsed (a 100 MB "tally" would otherwise be read as JSON).
 MAX_TALLY_BYTES = 1 << 20
@@ -126,7 +126,9 @@ def _count(value: Any, *, source: str, path: str, most: int | None = None) -> in
         raise _error(source, path, f"must not be negative, not {_shown(value)}")
     if most is None and value > MAX_ROLLOUTS:
         raise _error(
-            source, path, f"is {_shown(value)}, more than the {MAX_ROLLOUTS} rollouts a tally counts"
+            source,
+            path,
+            f"is {_shown(value)}, more than the {MAX_ROLLOUTS} rollouts a tally counts",
         )
     if most is not None and value > most:
         raise _error(source, path, f"is {_shown(value)}, more than the {most} rollouts")
@@ -141,7 +143,9 @@ def _number(value: Any, *, source: str, path: str, most: float) -> float:
     if isinstance(value, float) and not math.isfinite(value):
         raise _error(source, path, f"must be a finite number, not {_shown(value)}")
     if abs(value) > most:
-        raise _error(source, path, f"is {_shown(value)}, beyond the {most:g} its rollouts can sum to")
+        raise _error(
+            source, path, f"is {_shown(value)}, beyond the {most:g} its rollouts can sum to"
+        )
     return value
 
 
@@ -207,7 +211,9 @@ def parse_tally(data: bytes, *, source: str) -> Tally:
     for key in _REWARD_KEYS:
         if key not in reward:
             raise _error(source, f"/reward/{key}", "is missing")
-    reward_sum = _number(reward["sum"], source=source, path="/reward/sum", most=rollouts * MAX_REWARD)
+    reward_sum = _number(
+        reward["sum"], source=source, path="/reward/sum", most=rollouts * MAX_REWARD
+    )
     squares = _number(
         reward["sum-of-squares"],
         source=source,
@@ -218,7 +224,9 @@ def parse_tally(data: bytes, *, source: str) -> Tally:
         raise _error(source, "/reward/sum-of-squares", f"must not be negative, not {squares}")
     variants = _object(value["variants"], source=source, path="/variants")
     if len(variants) > MAX_VARIANTS:
-        raise _error(source, "/variants", f"has {len(variants)} artifacts, more than {MAX_VARIANTS}")
+        raise _error(
+            source, "/variants", f"has {len(variants)} artifacts, more than {MAX_VARIANTS}"
+        )
     matched = []
     for artifact, counts in sorted(variants.items()):
         where = f"/variants/{_escape(artifact)}"
