@@ -269,7 +269,9 @@ def check(
                 results=made.results if made is not None else {},
             )
             if kept is not None:
-                notes.append(f"review cannot offer this check's tallies: {kept}")
+                notes.append(
+                    f"silo-regress: warning: review cannot offer this check's tallies: {kept}\n"
+                )
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:

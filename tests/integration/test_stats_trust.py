@@ -1,0 +1,311 @@
+"""The stats gate is not told what to say: forged and symlinked candidates files, and
+hostile tallies, each counted or refused in one sentence (issue 31's failure matrix).
+
+Projects are built on disk (tests/support/silofixture.py): runs in Silo's layout, a
+tally written by hand, a candidates file written as `check --run --repeat` writes it (or
+forged), so each case takes well under a second; one case drives the stand-in Silo.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from silo_regress.recording.candidates import CANDIDATES_FILE, CANDIDATES_FORMAT
+from support.silofixture import SiloProject, make_project, make_result
+
+STATS = 'environment = "crm-west"\n[tool.silo-regress.tasks.TASK-001]\ngate = "stats"\n'
+RECORDED = {  # the baseline tally: 9 of 10
+    "checks": {"Lead qualified": 9, "Note logged": 10},
+    "format": 1,
+    "passed": 9,
+    "reward": {"sum": 9, "sum-of-squares": 9},
+    "rollouts": 10,
+    "variants": {},
+}
+
+
+def canonical(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def stats_project(tmp_path: Path, *, tally: Any = RECORDED) -> SiloProject:
+    project = make_project(tmp_path / "project", config=STATS)
+    project.baselines.mkdir()
+    (project.baselines / "TASK-001.tally.json").write_bytes(canonical(tally))
+    return project
+
+
+def rollouts(project: SiloProject, *passed: bool, task: str = "TASK-001") -> list[Path]:
+    return [
+        project.add_run(task, result=make_result(passed=ok, reward=1 if ok else 0)) for ok in passed
+    ]
+
+
+def counted(runs: list[Path]) -> dict[str, Any]:
+    """The tally check --run counts from ``runs`` (each with a result)."""
+    results = [json.loads((run / "result.json").read_bytes()) for run in runs]
+    passed = sum(r["passed"] for r in results)
+    return {
+        "checks": {
+            "Lead qualified": sum(c["passed"] for r in results for c in r["checks"][:1]),
+            "Note logged": len(results),
+        },
+        "format": 1,
+        "passed": passed,
+        "reward": {"sum": passed, "sum-of-squares": passed},
+        "rollouts": len(results),
+        "variants": {},
+    }
+
+
+def entry(
+    project: SiloProject,
+    runs: list[Path],
+    *,
+    tally: Any = None,
+    names: list[str] | None = None,
+) -> dict[str, Any]:
+    """A candidates-file entry as the check writes it (``tally``/``names`` forge it)."""
+    base = project.baselines / "TASK-001.tally.json"
+    names = names if names is not None else [run.name for run in runs]
+    digests = {run.name: sha((run / "result.json").read_bytes()) for run in runs}
+    return {
+        "baseline": sha(base.read_bytes()),
+        "runs": [{"name": n, "result": digests.get(n)} for n in names],
+        "tally": counted(runs) if tally is None else tally,
+        "tier": "regression",
+    }
+
+
+def keep(project: SiloProject, item: dict[str, Any], *, fmt: int = CANDIDATES_FORMAT) -> Path:
+    path = project.runs_dir / CANDIDATES_FILE
+    path.write_bytes(canonical({"format": fmt, "tasks": {"TASK-001": item}}))
+    return path
+
+
+def review(project: SiloProject) -> Any:
+    return project.cli("review", "--accept-all", "TASK-001")
+
+
+def tally_bytes(project: SiloProject) -> bytes:
+    return (project.baselines / "TASK-001.tally.json").read_bytes()
+
+
+# --- the candidates file: recounted before it is accepted ---------------------
+
+
+def test_a_genuine_candidate_is_recounted_and_accepted(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, True, False, False, False)
+    keep(project, entry(project, runs))
+    done = review(project)
+    assert done.exit_code == 0, done.output
+    assert "accepted baselines/TASK-001.tally.json from 4 rollouts: 9/10 -> 1/4 passed" in (
+        done.stdout
+    )
+    assert json.loads(tally_bytes(project)) == counted(runs)
+
+
+FORGERIES = {
+    # the issue's case: an entry naming no runs, accepted as "0/1000"
+    "names no runs": lambda p, runs: entry(
+        p, runs, names=[], tally={**RECORDED, "passed": 0, "rollouts": 1000, "checks": {}}
+    ),
+    "one run": lambda p, runs: entry(p, runs[:1]),
+    "tally not what the runs count": lambda p, runs: entry(
+        p, runs, tally={**counted(runs), "passed": 3, "checks": {"Note logged": 3}}
+    ),
+    "more rollouts than runs": lambda p, runs: entry(
+        p, runs, tally={**counted(runs), "rollouts": 4}
+    ),
+    "a run named twice": lambda p, runs: entry(p, runs, names=[runs[0].name] * 3),
+    "a run that is not there": lambda p, runs: entry(
+        p, runs, names=[r.name for r in runs[:2]] + ["run_20260316100009_999"]
+    ),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_a_forged_candidate_is_refused_in_one_sentence(tmp_path: Path, forgery: str) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, True, False, False)
+    keep(project, FORGERIES[forgery](project, runs))
+    before = tally_bytes(project)
+    done = review(project)
+    assert "silo-regress: error: baselines/TASK-001.tally.json: " in done.stdout, done.output
+    assert "check --run --repeat N TASK-001" in done.stdout
+    assert "accepted 0, rejected 0, skipped 0, failed 1" in done.stdout  # nor a result.json
+    assert "Traceback" not in done.output
+    assert tally_bytes(project) == before
+
+
+def test_a_run_of_another_task_or_environment_is_refused(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, False, False)
+    other = project.add_run("TASK-002", result=make_result(passed=False, reward=0))
+    elsewhere = project.add_run("TASK-001", env="crm-east", result=make_result(passed=False))
+    before = tally_bytes(project)
+    for stranger, said in ((other, "crm-west/TASK-002"), (elsewhere, "crm-east/TASK-001")):
+        keep(project, entry(project, [*runs, stranger]))
+        done = review(project)
+        assert f"run {stranger.name} is a rollout of {said}, not of TASK-001" in done.stdout
+        assert tally_bytes(project) == before
+
+
+def test_a_result_rewritten_since_the_check_is_refused(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, False, False, False)
+    keep(project, entry(project, runs))
+    # an agent turns a failure into a pass after the check counted it
+    result = runs[1] / "result.json"
+    result.write_bytes(result.read_bytes().replace(b'"passed": false', b'"passed": true', 1))
+    before = tally_bytes(project)
+    done = review(project)
+    assert f"run {runs[1].name}'s result.json is not the one the check counted" in done.stdout
+    assert tally_bytes(project) == before
+
+
+def test_a_candidates_file_of_an_older_format_is_ignored(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, False, False)
+    old = entry(project, runs)
+    old["runs"] = [r.name for r in runs]  # format 1 named the runs only
+    keep(project, old, fmt=1)
+    done = review(project)
+    assert "tally.json" not in done.stdout and done.exit_code == 0
+
+
+def test_a_format_of_true_is_not_format_1(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, False, False)
+    path = project.runs_dir / CANDIDATES_FILE
+    path.write_bytes(canonical({"format": True, "tasks": {"TASK-001": entry(project, runs)}}))
+    assert "tally.json" not in review(project).stdout
+
+
+# --- the candidates file: never through a link, a FIFO or a huge file ---------
+
+
+def test_a_candidates_file_that_is_a_link_is_not_read(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    runs = rollouts(project, False, False)
+    real = tmp_path / "elsewhere.json"
+    real.write_bytes(canonical({"format": CANDIDATES_FORMAT, "tasks": {}}))
+    elsewhere = keep(project, entry(project, runs)).rename(real)
+    (project.runs_dir / CANDIDATES_FILE).symlink_to(elsewhere)
+    before = tally_bytes(project)
+    done = review(project)
+    assert "tally.json" not in done.stdout
+    assert tally_bytes(project) == before
+
+
+def test_a_huge_or_fifo_candidates_file_is_not_read(tmp_path: Path) -> None:
+    project = stats_project(tmp_path)
+    rollouts(project, False, False)
+    path = project.runs_dir / CANDIDATES_FILE
+    with path.open("wb") as huge:  # sparse: 100 MB that take no disk
+        huge.truncate(100 << 20)
+    assert "tally.json" not in review(project).stdout
+    path.unlink()
+    os.mkfifo(path)
+    assert "tally.json" not in review(project).stdout  # a FIFO is never opened to block
+
+
+def test_check_run_never_writes_through_a_link_planted_at_the_candidates_file(
+    tmp_path: Path, control: Path
+) -> None:
+    """`check --run --repeat` keeps its candidates beside the runs, where an agent can
+    plant a link to any file the user can write: the link is refused, never followed."""
+    from support.runnerkit import behave, silo_project
+
+    project = silo_project(tmp_path, '\n[tool.silo-regress.tasks.TASK-001]\ngate = "stats"\n')
+    project.baselines.mkdir()
+    (project.baselines / "crm-west").mkdir()
+    (project.baselines / "TASK-001.tally.json").write_bytes(canonical(RECORDED))
+    behave(control, **{"TASK-001": {"mode": "fail"}})
+    project.runs_dir.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"the user's file\n")
+    link = project.runs_dir / CANDIDATES_FILE
+    link.symlink_to(victim)
+    done = project.cli("check", "--run", "--repeat", "2", "--jobs", "1", "TASK-001")
+    assert done.exit_code in (0, 1) and "stats gate" in done.stdout, done.output  # judged
+    assert victim.read_bytes() == b"the user's file\n"
+    assert link.is_symlink()
+    assert f"{link}: is a symbolic link, not a regular file, so it is not replaced" in (done.output)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "directory"])
+def test_write_atomic_without_follow_refuses_what_is_not_a_regular_file(
+    tmp_path: Path, kind: str
+) -> None:
+    from silo_regress.system.fsio import FileError, write_atomic
+
+    target = tmp_path / "file.json"
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"old")
+    if kind == "symlink":
+        target.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.mkdir()
+    with pytest.raises(FileError, match="not a regular file, so it is not replaced"):
+        write_atomic(target, b"new", follow=False)
+    assert victim.read_bytes() == b"old"
+    assert target.is_symlink() or not target.is_file()
+    write_atomic(tmp_path / "fresh.json", b"new", follow=False)  # a plain write still works
+    assert (tmp_path / "fresh.json").read_bytes() == b"new"
+
+
+# --- review offers what the gate counts ---------------------------------------
+
+
+def _changed_project(tmp_path: Path, extra: str) -> SiloProject:
+    """Baselines recorded from a passing rollout; the newest rollout fails and differs."""
+    project = make_project(
+        tmp_path / "project",
+        config='environment = "crm-west"\n[tool.silo-regress.tasks.TASK-001]\n' + extra,
+    )
+    project.add_run()
+    assert project.cli("record", "TASK-001").exit_code == 0
+    (project.baselines / "TASK-001.tally.json").write_bytes(canonical(RECORDED))
+    project.add_run(
+        result=make_result(passed=False, reward=0), state_diff={"scalars": [], "collections": {}}
+    )
+    return project
+
+
+def test_review_of_a_stats_task_offers_no_byte_difference(tmp_path: Path) -> None:
+    project = _changed_project(tmp_path, 'gate = "stats"\n')
+    before = project.baseline_bytes()
+    done = review(project)
+    assert done.exit_code == 0, done.output
+    assert "accepted baselines/TASK-001.result.json" not in done.stdout
+    assert "nothing to review" in done.stdout
+    assert project.baseline_bytes() == before  # no result baseline from a failing rollout
+
+
+def test_review_of_gate_both_offers_only_the_exact_artifacts(tmp_path: Path) -> None:
+    project = _changed_project(
+        tmp_path, 'gate = "both"\nexact-artifacts = ["state-diff.json"]\n'
+    )
+    before = project.baseline_bytes()
+    done = review(project)
+    assert done.exit_code == 0, done.output
+    assert "accepted baselines/TASK-001.state-diff.json" in done.stdout
+    assert "TASK-001.result.json" not in done.stdout
+    assert "1 to review: accepted 1, rejected 0, skipped 0" in done.stdout  # counter = closing
+    after = project.baseline_bytes()
+    assert after["TASK-001.result.json"] == before["TASK-001.result.json"]
+    assert after["TASK-001.state-diff.json"] != before["TASK-001.state-diff.json"]
