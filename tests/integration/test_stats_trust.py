@@ -297,9 +297,7 @@ def test_review_of_a_stats_task_offers_no_byte_difference(tmp_path: Path) -> Non
 
 
 def test_review_of_gate_both_offers_only_the_exact_artifacts(tmp_path: Path) -> None:
-    project = _changed_project(
-        tmp_path, 'gate = "both"\nexact-artifacts = ["state-diff.json"]\n'
-    )
+    project = _changed_project(tmp_path, 'gate = "both"\nexact-artifacts = ["state-diff.json"]\n')
     before = project.baseline_bytes()
     done = review(project)
     assert done.exit_code == 0, done.output
@@ -309,3 +307,112 @@ def test_review_of_gate_both_offers_only_the_exact_artifacts(tmp_path: Path) -> 
     after = project.baseline_bytes()
     assert after["TASK-001.result.json"] == before["TASK-001.result.json"]
     assert after["TASK-001.state-diff.json"] != before["TASK-001.state-diff.json"]
+
+
+# --- hostile tallies: counted or refused, in time, by every command that reads them ---
+
+HOSTILE: dict[str, Any] = {
+    # name: (how the tally's bytes are made, whether it is valid)
+    "at the bound": {
+        **RECORDED,
+        "passed": 99_990,
+        "rollouts": 100_000,
+        "checks": {"Lead qualified": 99_990, "Note logged": 100_000},
+        "reward": {"sum": 99_990, "sum-of-squares": 99_990},
+    },
+    "huge": {**RECORDED, "rollouts": 100_001},
+    "negative": {**RECORDED, "passed": -1},
+    "float": {**RECORDED, "rollouts": 10.5},
+    "boolean": {**RECORDED, "passed": True},
+    "400-digit count": {**RECORDED, "rollouts": 10**400},
+    "400-digit reward": {**RECORDED, "reward": {"sum": 10**400, "sum-of-squares": 9}},
+    "format true": {**RECORDED, "format": True},
+}
+REFUSED = {
+    "huge": "/rollouts is 100001, more than the 100000 rollouts a tally counts",
+    "negative": "/passed must not be negative, not -1",
+    "float": "/rollouts must be a whole number, not 10.5",
+    "boolean": "/passed must be a whole number, not true",
+    "400-digit count": "/rollouts is a 401-digit number, more than the 100000 rollouts",
+    "400-digit reward": "/reward/sum is a 401-digit number, beyond the",
+    "format true": "/format must be 1, not true",
+    "100 MB": "is 104857600 bytes, more than the 1048576 a tally may be",
+}
+
+
+def _hostile_bytes(case: str) -> bytes:
+    if case == "100 MB":
+        return b" " * (100 << 20)
+    return canonical(HOSTILE[case])
+
+
+def _git(root: Path, *args: str) -> None:
+    from support.silofixture import git
+
+    git(root, *args)
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A stats project in git: a passing and a failing run, the 9/10 tally committed."""
+    root = tmp_path_factory.mktemp("hostile")
+    project = stats_project(root)
+    rollouts(project, True, False)
+    assert project.cli("record", "TASK-001").exit_code == 0
+    _git(project.root, "init", "-q", "-b", "main")
+    (project.root / ".gitignore").write_text(".silo/\n")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "a 9/10 tally")
+    return project.root
+
+
+COMMANDS = {
+    "check": ["check"],
+    "hook": ["check", "--staged"],
+    "against": ["check", "--against", "HEAD"],
+    "status": ["status"],
+    "fmt --check": ["fmt", "--check"],
+    "diff --from": ["diff", "--from", "HEAD~1"],
+    "log": ["log", "TASK-001"],
+}
+
+
+@pytest.mark.parametrize("case", [*HOSTILE, "100 MB"])
+def test_every_command_counts_or_refuses_a_hostile_tally_in_time(
+    committed: Path, tmp_path: Path, case: str
+) -> None:
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "project"
+    shutil.copytree(committed, root, symlinks=True)
+    (root / "baselines" / "TASK-001.tally.json").write_bytes(_hostile_bytes(case))
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", f"a tally, {case}")
+    tool = Path(sys.executable).with_name("silo-regress")
+    for name, args in COMMANDS.items():
+        started = time.monotonic()
+        done = subprocess.run(
+            [str(tool), "--color", "never", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"},
+        )
+        took = time.monotonic() - started
+        said = done.stdout + done.stderr
+        where = f"{case}, {name}: exit {done.returncode}\n{said[-2000:]}"
+        assert took < 5, f"{where} took {took:.1f} s"  # a hang guard: each takes well under 1 s
+        assert "Traceback" not in said and done.returncode != 4, where
+        assert len(said) < 20_000, f"{where}: {len(said)} characters"
+        if case in REFUSED:
+            # fmt --check lists it as invalid (exit 1); diff and log show history, in
+            # which a bad tally is one named line (exit 0): a refusal, never a count
+            allowed = {"fmt --check": (1,), "diff --from": (0,), "log": (0,)}.get(name, (3,))
+            assert done.returncode in allowed, where
+            assert "TASK-001.tally.json" in said and REFUSED[case] in said, where
+        else:
+            assert done.returncode in (0, 1), where
