@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.silofixture import SiloProject, make_project, make_result
 
 from silo_regress.recording.candidates import CANDIDATES_FILE, CANDIDATES_FORMAT
-from support.silofixture import SiloProject, make_project, make_result
 
 STATS = 'environment = "crm-west"\n[tool.silo-regress.tasks.TASK-001]\ngate = "stats"\n'
 RECORDED = {  # the baseline tally: 9 of 10
@@ -416,3 +416,40 @@ def test_every_command_counts_or_refuses_a_hostile_tally_in_time(
             assert "TASK-001.tally.json" in said and REFUSED[case] in said, where
         else:
             assert done.returncode in (0, 1), where
+
+
+# --- record --repeat: a stats task is one line; a varying verdict is the stats gate ---
+
+
+def test_record_repeat_of_a_stats_task_is_one_line_of_tally_rate_and_interval(
+    tmp_path: Path, control: Path
+) -> None:
+    from support.runnerkit import behave, silo_project
+
+    project = silo_project(tmp_path, '\n[tool.silo-regress.tasks.TASK-001]\ngate = "stats"\n')
+    modes = ["ok", "fail", "ok", "ok", "fail", "ok", "ok", "fail", "ok", "fail"]  # newest fails
+    behave(control, **{"TASK-001": {"mode": "vary", "modes": modes}})
+    done = project.cli("record", "--repeat", "10", "--jobs", "1", "TASK-001")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    (line,) = [x for x in lines if x.startswith("crm-west/TASK-001:")]
+    assert line == "crm-west/TASK-001: stats gate, 6/10 passed: 60.0% [31.3%, 83.2%]"
+    assert "FLAKY" not in done.stdout
+    assert "recorded: FAILS" not in done.stdout  # the newest of ten is not the task's verdict
+    assert "TASK-001.tally.json: tally of 10 rollouts, 6/10 passed: 60.0%" in done.stdout
+    assert len(lines) < 12, done.stdout
+
+
+def test_record_repeat_of_an_exact_task_whose_verdict_varies_advises_the_stats_gate_only(
+    tmp_path: Path, control: Path
+) -> None:
+    from support.runnerkit import behave, silo_project
+
+    project = silo_project(tmp_path)
+    behave(control, **{"TASK-001": {"mode": "vary", "modes": ["ok", "fail", "ok", "ok"]}})
+    done = project.cli("record", "--repeat", "4", "--jobs", "1", "TASK-001")
+    assert done.exit_code == 1, done.output
+    assert "FLAKY" in done.stdout and "result.json /passed: true x3, false x1" in done.stdout
+    assert '[tool.silo-regress.tasks."crm-west/TASK-001"]\n    gate = "stats"\n' in done.stdout
+    assert "ignoring the verdict would switch the gate off" in done.stdout
+    assert "ignore = [" not in done.stdout and "--variants" not in done.stdout
