@@ -13,7 +13,7 @@ from typing import Any
 
 from silo_regress.errors import InputError
 from silo_regress.stats.sequential import Decision
-from silo_regress.stats.tally import Tally
+from silo_regress.stats.tally import MAX_REWARD, MAX_ROLLOUTS, Tally
 from silo_regress.stats.verdicts import (
     Evidence,
     Floor,
@@ -29,6 +29,8 @@ from silo_regress.stats.verdicts import (
 def _count(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"{where} must be a whole number of at least 0")
+    if value > MAX_ROLLOUTS:  # a forged shard's count would otherwise be judged at any size
+        raise InputError(f"{where} is more than the {MAX_ROLLOUTS} rollouts a tally counts")
     return value
 
 
@@ -42,7 +44,11 @@ def _side(value: Any, checks: list[tuple[str, int]], where: str) -> Tally | None
     if passed > rollouts or any(n > rollouts for _, n in checks):
         raise InputError(f"{where}: counts above its {rollouts} rollouts")
     mean = value.get("reward_mean")
-    reward = float(mean) * rollouts if isinstance(mean, int | float) and mean is not True else 0
+    reward = 0.0
+    if isinstance(mean, int | float) and not isinstance(mean, bool):
+        if not abs(mean) <= MAX_REWARD:  # NaN and a 400-digit integer too, before float()
+            raise InputError(f"{where}.reward_mean is beyond the {MAX_REWARD:g} a reward may be")
+        reward = float(mean) * rollouts
     return Tally(rollouts=rollouts, passed=passed, checks=tuple(sorted(checks)), reward_sum=reward)
 
 

@@ -453,3 +453,42 @@ def test_record_repeat_of_an_exact_task_whose_verdict_varies_advises_the_stats_g
     assert '[tool.silo-regress.tasks."crm-west/TASK-001"]\n    gate = "stats"\n' in done.stdout
     assert "ignoring the verdict would switch the gate off" in done.stdout
     assert "ignore = [" not in done.stdout and "--variants" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("count", "mean", "refused"),
+    [
+        (100_000, 0.5, None),  # at the bound: judged, in time
+        (10**9, 0.5, "rollouts is more than the 100000 rollouts a tally counts"),
+        (10**400, 0.5, "rollouts is more than the 100000 rollouts a tally counts"),
+        (100_000, 10**400, "reward_mean is beyond the"),
+    ],
+    ids=["at the bound", "a billion", "400 digits", "a 400-digit reward"],
+)
+def test_merge_bounds_a_forged_shards_counts(
+    committed: Path, tmp_path: Path, count: int, mean: int | float, refused: str | None
+) -> None:
+    import shutil
+    import time
+
+    from support.silofixture import SiloProject
+
+    root = tmp_path / "project"
+    shutil.copytree(committed, root, symlinks=True)
+    project = SiloProject(root=root, runs_dir=root / ".silo" / "runs")
+    report = tmp_path / "shard.json"
+    project.cli("check", "--format", "json", "--output", str(report))
+    document = json.loads(report.read_bytes())
+    for side in ("baseline", "candidate"):
+        document["stats"]["tasks"][0][side].update(
+            passed=count // 2, rollouts=count, reward_mean=mean
+        )
+    report.write_text(json.dumps(document), encoding="utf-8")
+    started = time.monotonic()
+    done = project.cli("merge", str(report))
+    assert time.monotonic() - started < 5, done.output  # a hang guard; well under 1 s
+    assert "Traceback" not in done.output
+    if refused is None:
+        assert done.exit_code in (0, 1), done.output
+    else:
+        assert done.exit_code == 3 and refused in done.output, done.output
