@@ -92,8 +92,8 @@ def test_every_p_value_takes_milliseconds_at_the_bound() -> None:
     tables += [Table(n - 1, n, 0, n), Table(n, n, 3, 10), Table(7, n, n - 7, n)]
     started = time.perf_counter()
     for table in tables:
-        decline_p.__wrapped__(table)  # type: ignore[attr-defined]
-        increase_p.__wrapped__(table)  # type: ignore[attr-defined]
+        decline_p.__wrapped__(table)
+        increase_p.__wrapped__(table)
     stratified_decline_p(tables)
     stratified_increase_p(tables)
     took = time.perf_counter() - started
@@ -110,8 +110,8 @@ def test_pass_hat_k_past_the_integer_ratio_agrees_with_it_and_is_quick() -> None
         assert _close(pass_hat_k(c, n, k), want, rel=1e-8), (c, n, k)
     started = time.perf_counter()
     for k in range(1, 200):
-        pass_hat_k.__wrapped__(MAX_ROLLOUTS - 1, MAX_ROLLOUTS, k * 500)  # type: ignore[attr-defined]
-        pass_hat_k.__wrapped__(MAX_ROLLOUTS // 2, MAX_ROLLOUTS, k)  # type: ignore[attr-defined]
+        pass_hat_k.__wrapped__(MAX_ROLLOUTS - 1, MAX_ROLLOUTS, k * 500)
+        pass_hat_k.__wrapped__(MAX_ROLLOUTS // 2, MAX_ROLLOUTS, k)
     assert time.perf_counter() - started < 1.0
 
 
