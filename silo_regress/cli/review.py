@@ -103,7 +103,7 @@ def review(
     # Judged as `check` judges: a stale run is offered for rejecting, never accepting.
     inputs = current_inputs(config, staged=False)
     report = check(config, index, store, parse_refs(refs), inputs=inputs)
-    queue = review_queue(report)
+    queue = review_queue(report, config=config)
     # A stale or crashed run cannot be accepted, but it can be rejected (discarded).
     rejectable = tuple(o for o in queue.unsettled if o.run_name and o.verdict in _REJECT_ONLY)
     items = queue.items if accept_all else queue.items + rejectable
@@ -183,7 +183,9 @@ def _accept_tally(
     from silo_regress.recording.candidates import accept_candidate
 
     try:
-        accepted = accept_candidate(store, index, candidate, runs_dir=config.runs_dir)
+        accepted = accept_candidate(
+            store, index, candidate, runs_dir=config.runs_dir, environment=config.environment
+        )
     except SiloRegressError as exc:
         out(f"silo-regress: error: {exc.message}\n")
         session.failed += 1

@@ -36,12 +36,10 @@ from silo_regress.errors import ExitCode, InputError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from silo_regress.behaviour.notes import Segment
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
     from silo_regress.recording.recorder import Recording
-    from silo_regress.render.text import Palette
-    from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
+    from silo_regress.runner import Batch, Event, Exited, Stability, Task
     from silo_regress.store.baselines import BaselineStore
 
 # --- the command --------------------------------------------------------------
@@ -90,7 +88,7 @@ def run_command(
     batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
     if repeat > 1:
         stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-        out(render_stability(stabilities, config=config, color=g.use_color()), colour=g.use_color())
+        out(_stability(config, stabilities, color=g.use_color()), colour=g.use_color())
         unsettled = any(not s.stable for s in stabilities)
     else:
         out(render_batch(batch))
@@ -152,7 +150,7 @@ def record_repeated(
         error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)
     stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-    out(render_stability(stabilities, config=config, color=g.use_color()), colour=g.use_color())
+    out(_stability(config, stabilities, color=g.use_color()), colour=g.use_color())
     if variants:
         return _record_variants(g, config, store, stabilities)
     # A task judged statistically is recorded however its rollouts differ: its bytes
@@ -184,9 +182,24 @@ def record_repeated(
         return tallies
 
     recordings = recorder.record(config, store, choices, extra=with_tallies)
-    out(render_record(recordings, color=g.use_color()), colour=g.use_color())
+    stats_tasks = {s.task.ref for s in stabilities if _gated(config, s)}
+    shown = render_record(recordings, color=g.use_color(), stats_tasks=stats_tasks)
+    out(shown, colour=g.use_color())
     out(_tally_lines(config, tallies, stabilities))
     return 0
+
+
+def _stability(config: Config, stabilities: Sequence[Stability], *, color: bool) -> str:
+    """The repeats in words; a stats task's line carries its tally (every rollout counted)."""
+    from silo_regress.judging.tallying import count_runs
+    from silo_regress.render.stability import render_stability
+
+    tallies = {}
+    for s in stabilities:
+        if _gated(config, s):
+            every = sorted((*s.runs, *s.broken), key=lambda r: r.order)
+            tallies[s.task.label] = count_runs(every, variants={}).tally
+    return render_stability(stabilities, config=config, color=color, tallies=tallies)
 
 
 def _gated(config: Config, stability: Stability) -> bool:
@@ -226,19 +239,14 @@ def _tallies(
 def _tally_lines(
     config: Config, tallies: Sequence[tuple[Path, bytes]], stabilities: Sequence[Stability]
 ) -> str:
+    from silo_regress.render.stability import tally_line
     from silo_regress.stats.tally import parse_tally
 
     lines = []
     for (path, data), stability in zip(tallies, stabilities, strict=False):
         shown = config.relative(path)
         tally = parse_tally(data, source=shown)
-        crashed = len(stability.broken)
-        lines.append(
-            f"{shown}: tally of {tally.rollouts} rollouts, {tally.passed} passed "
-            f"({100 * tally.rate:.0f}%)"
-            + (f", {crashed} of them without a result (counted as failed)" if crashed else "")
-            + "\n"
-        )
+        lines.append(tally_line(shown, tally, without_result=len(stability.broken)))
     return "".join(lines)
 
 
@@ -397,119 +405,3 @@ def _totals(batch: Batch) -> str:
         + (f": {', '.join(parts)}" if parts else "")
         + "\n"
     )
-
-
-def render_stability(
-    stabilities: Sequence[Stability], *, config: Config, color: bool = False
-) -> str:
-    """Per task: one line when its repeats agree; else each varying path's values and the fix."""
-    from silo_regress.render.text import Palette
-
-    palette = Palette(color)
-    out = []
-    for s in stabilities:
-        n = len(s.runs) + len(s.broken)
-        if s.stable:
-            out.append(
-                f"{s.task.label}: {palette.paint('stable', 'green')}, "
-                f"{len(s.runs)} of {s.expected} rollouts byte-identical\n"
-            )
-            continue
-        reasons = []
-        if s.variations:
-            reasons.append(f"{s.distinct} distinct results in {len(s.runs)} complete runs")
-        if s.broken:
-            names = ", ".join(r.name for r in s.broken)
-            reasons.append(f"{len(s.broken)} without a complete result ({names})")
-        if n < s.expected:
-            reasons.append(f"only {n} of {s.expected} rollouts left a run")
-        if not reasons:
-            reasons.append(f"{len(s.runs)} identical runs")
-        word = "FLAKY" if s.variations else "UNSETTLED"
-        out.append(f"{s.task.label}: {palette.paint(word, 'red', 'bold')}, {'; '.join(reasons)}\n")
-        for variation in s.variations[:_VARIATION_CAP]:
-            out.extend(_variation_lines(variation, palette))
-        if len(s.variations) > _VARIATION_CAP:
-            out.append(f"  ... and {len(s.variations) - _VARIATION_CAP} more paths\n")
-        if s.variations and _gated(config, s):
-            out.append("  judged by its pass rate (gate), so its bytes may differ\n")
-        elif s.variations:
-            out.extend(_fixes(s, config))
-    return "".join(out)
-
-
-_VARIATION_CAP = 50
-_VALUE_WIDTH = 120  # characters of a long value shown before it is clipped
-_WORDS_WIDTH = 160
-
-
-def _variation_lines(variation: Variation, palette: Palette) -> list[str]:
-    """``/checks/2/passed: true x2, false x1``, or one line per distinct long value."""
-    from silo_regress.canon.jsondiff import show
-
-    path = variation.path or "(whole document)"
-    head = f"  {variation.artifact} {path}"
-    if variation.scalar:
-        counts = ", ".join(f"{show(d.value)} x{d.count}" for d in variation.values)
-        return [f"{head}: {counts}\n"]
-    lines = [f"{head}: {len(variation.values)} values\n"]
-    for distinct in variation.values:
-        lead = f"    {distinct.count} rollout{'s' if distinct.count != 1 else ''}: "
-        lines.append(lead + _clip(show(distinct.value), _VALUE_WIDTH) + "\n")
-        if distinct.words is not None:
-            lines.append(" " * len(lead) + "words: " + _word_diff(distinct.words, palette) + "\n")
-    return lines
-
-
-def _word_diff(segments: Sequence[Segment], palette: Palette) -> str:
-    """``[-old-]{+new+}`` against the most common value, coloured on a terminal."""
-    from silo_regress.behaviour.notes import SegmentKind
-
-    marks = {SegmentKind.SAME: ("", ""), SegmentKind.REMOVED: ("[-", "-]")}
-    marks[SegmentKind.ADDED] = ("{+", "+}")
-    styles = {SegmentKind.SAME: (), SegmentKind.REMOVED: ("red",), SegmentKind.ADDED: ("green",)}
-    out, room = [], _WORDS_WIDTH
-    for segment in segments:
-        opening, closing = marks[segment.kind]
-        text = segment.text.replace("\n", "⏎")
-        if len(text) + len(opening) + len(closing) > room:
-            text = text[: max(0, room - len(opening) - len(closing))] + "…"
-            out.append(palette.paint(opening + text + closing, *styles[segment.kind]))
-            break
-        out.append(palette.paint(opening + text + closing, *styles[segment.kind]))
-        room -= len(text) + len(opening) + len(closing)
-    return "".join(out)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _fixes(stability: Stability, config: Config) -> list[str]:
-    """The ``ignore`` line that would make the task stable, in the task's own table (a
-    table's key replaces the inherited list, so the line holds all of it), and the
-    variants command."""
-    import json
-
-    from silo_regress.project.config import task_table
-
-    task = stability.task
-    settings = config.task_settings(task.ref, environment=task.environment)
-    patterns = [p.text for p in settings.ignore]
-    patterns += [p for p in stability.ignore_patterns if p not in patterns]
-    quoted = [json.dumps(p, ensure_ascii=False) for p in patterns]
-    line = f"    ignore = [{', '.join(quoted)}]\n"
-    if len(line) > 100:  # one entry a line, as a TOML array may be written
-        line = "    ignore = [\n" + "".join(f"      {q},\n" for q in quoted) + "    ]\n"
-    header = config.location.header(*task_table(task.task_id, task.environment))
-    ref = stability.task.ref
-    return [
-        f"  to make it stable, ignore what varies (in {config.location.path}):\n",
-        f"    {header}\n",
-        line,
-        "  or accept every distinct result as a variant:\n",
-        f"    silo-regress record --repeat {stability.expected} --variants {ref}\n",
-        "  or judge it by its pass rate over repeated rollouts (docs/statistics.md):\n",
-        f"    {header}\n",
-        '    gate = "stats"\n',
-    ]

@@ -23,6 +23,7 @@ from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 if TYPE_CHECKING:
     from silo_regress.commands.rollouts import Made
     from silo_regress.judging.outcome import Invocation, Report
+    from silo_regress.judging.tallying import RolloutResult
     from silo_regress.judging.targets import Target
     from silo_regress.project.config import Config, SuiteGate
     from silo_regress.project.taskref import TaskRef
@@ -259,7 +260,18 @@ def check(
             hook=options.staged,
         )
         if pinned is not None and folded > 1 and report.stats is not None:
-            _keep_candidates(config, source, report, targets=targets, pinned=pinned)
+            kept = _keep_candidates(
+                config,
+                source,
+                report,
+                targets=targets,
+                pinned=pinned,
+                results=made.results if made is not None else {},
+            )
+            if kept is not None:
+                notes.append(
+                    f"silo-regress: warning: review cannot offer this check's tallies: {kept}\n"
+                )
     if chosen_shard is not None:
         report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
     if options.staged:
@@ -277,24 +289,36 @@ def _keep_candidates(
     *,
     targets: list[Target],
     pinned: list[dict[tuple[str, str], Run]],
-) -> None:
-    """Keep each stats task's candidate tally and the rollouts behind it, for `review`
-    to accept: nothing else names the M rollouts of this check afterwards."""
+    results: Mapping[str, RolloutResult],
+) -> str | None:
+    """Keep each stats task's candidate tally and the rollouts behind it (each with the
+    digest of the result.json counted), for `review` to recount and accept: nothing else
+    names the M rollouts of this check afterwards. Why they could not be kept, or None."""
     from silo_regress.recording.candidates import keep_candidates
     from silo_regress.store.baselinenames import Baseline, tally_relpath
 
     assert report.stats is not None
     judged = {t.task for t in report.stats.tasks}
-    runs_of: dict[str, list[str]] = {}
+    runs_of: dict[str, list[tuple[str, str | None]]] = {}
     baselines: dict[str, bytes | None] = {}
     for target in targets:
         if target.key is None or str(target.ref) not in judged:
             continue
         name = str(target.ref)
-        runs_of[name] = [pin[target.key].name for pin in pinned if target.key in pin]
+        runs = [pin[target.key] for pin in pinned if target.key in pin]
+        runs_of[name] = [(run.name, _counted_digest(run, results)) for run in runs]
         tally = Baseline(target.ref, "tally.json", tally_relpath(target.ref))
         baselines[name] = source.read(tally) if source.has(tally.relpath) else None
-    keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
+    return keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
+
+
+def _counted_digest(run: Run, results: Mapping[str, RolloutResult]) -> str | None:
+    """The digest of the result.json the check counted for ``run`` (read now if the
+    rollout's own reading is not at hand)."""
+    from silo_regress.judging.tallying import read_result
+
+    counted = results.get(run.name)
+    return (counted if counted is not None else read_result(run)).digest
 
 
 def _has_baselines(config: Config, index: RunIndex, source: BaselineSource) -> bool:

@@ -26,7 +26,7 @@ from typing import Any
 from silo_regress.canon.canonical import parse
 from silo_regress.errors import InputError
 from silo_regress.runs.index import Run, UnreadableArtifactError, read_artifact
-from silo_regress.stats.tally import Tally
+from silo_regress.stats.tally import MAX_REWARD, Tally
 
 RESULT = "result.json"
 
@@ -90,6 +90,8 @@ def read_result(run: Run) -> RolloutResult:
             value = float(reward)
         except OverflowError:  # an integer of hundreds of digits: no reward anyone scored
             value = 0.0
+    if not abs(value) <= MAX_REWARD:  # 1e200 would make the tally's sum of squares infinite
+        value = 0.0
     return RolloutResult(
         run=run.name,
         digest=_digest(data),

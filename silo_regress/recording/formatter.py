@@ -200,11 +200,12 @@ def _format_tally(
 
     A tally is validated on its canonical bytes: an impossible count is refused (fmt
     never invents a count), a mere layout difference is rewritten."""
-    from silo_regress.stats.tally import parse_tally
+    from silo_regress.stats.tally import check_tally_size, parse_tally
 
     shown = _shown(config, path)
     try:
         data = read_regular(path, shown=shown, follow=False)
+        check_tally_size(data, source=shown)  # before a 100 MB file is parsed as JSON
         doc = canonicalize(data, source=shown)
         parse_tally(doc.text, source=shown)
     except (InputError, FileError) as exc:

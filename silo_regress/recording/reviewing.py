@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from silo_regress.errors import InputError
 from silo_regress.judging.direction import review_rank
 from silo_regress.judging.outcome import Outcome, Report, Verdict
-from silo_regress.project.config import Config
+from silo_regress.project.config import Config, Gate
 from silo_regress.recording.acceptance import PathAcceptance, PathChoice
 from silo_regress.recording.recorder import Choice, Recording, record
 from silo_regress.runs.index import RunIndex, result_is_complete
@@ -32,16 +32,36 @@ class Queue:
     unsettled: tuple[Outcome, ...]
 
 
-def review_queue(report: Report) -> Queue:
-    """Changed results by direction (regression, mixed, improvement, drift), then new tasks."""
-    reviewable = [o for o in report.outcomes if o.verdict in REVIEWABLE]
+def review_queue(report: Report, *, config: Config | None = None) -> Queue:
+    """Changed results by direction (regression, mixed, improvement, drift), then new tasks.
+
+    With ``config``, a task the stats gate judges offers only what its gate counts:
+    under ``gate = "stats"`` none of its artifacts (its tally is offered instead), under
+    ``"both"`` only the artifacts ``exact-artifacts`` names (every one when unset). The
+    gate says a byte difference of the others does not count, so accepting one would
+    write a baseline from a rollout nobody judged (a failing one, as likely as not)."""
+    outcomes = report.outcomes
+    if config is not None and config.gates_statistically:
+        outcomes = tuple(o for o in outcomes if byte_exact(config, o))
+    reviewable = [o for o in outcomes if o.verdict in REVIEWABLE]
     order = {id(o): n for n, o in enumerate(reviewable)}
     items = sorted(
         reviewable,
         key=lambda o: (o.verdict is not Verdict.CHANGED, review_rank(o.direction), order[id(o)]),
     )
-    unsettled = [o for o in report.outcomes if not o.ok and o.verdict not in REVIEWABLE]
+    unsettled = [o for o in outcomes if not o.ok and o.verdict not in REVIEWABLE]
     return Queue(items=tuple(items), unsettled=tuple(unsettled))
+
+
+def byte_exact(config: Config, outcome: Outcome) -> bool:
+    """Whether the task's gate judges this artifact by its bytes."""
+    settings = config.task_settings(outcome.task, environment=outcome.environment)
+    if settings.gate is Gate.EXACT:
+        return True
+    if settings.gate is Gate.STATS:
+        return False
+    exact = settings.exact_artifacts
+    return exact is None or outcome.artifact in exact
 
 
 def record_command(outcome: Outcome) -> str:

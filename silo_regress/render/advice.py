@@ -181,8 +181,7 @@ def _missing_baseline(
         run = f"{_tool(invocation)} run{_rollout_options(invocation)} {_tasks(outcomes)}"
         return [
             Step(
-                "These runs exist only on the CI runner; record the missing baselines "
-                "locally",
+                "These runs exist only on the CI runner; record the missing baselines locally",
                 (run, record),
                 kind=Verdict.MISSING_BASELINE,
             )

@@ -7,10 +7,11 @@ changed file is followed by its behaviour summary.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from silo_regress.canon.canonical import canonicalize
 from silo_regress.errors import InputError
+from silo_regress.project.taskref import TaskRef
 from silo_regress.recording.recorder import FileState, RecordedFile, Recording
 from silo_regress.render.text import Palette
 
@@ -19,8 +20,17 @@ _WOULD = {FileState.NEW: "would add", FileState.CHANGED: "would change", FileSta
 
 
 def render_record(
-    recordings: Iterable[Recording], *, color: bool = False, dry_run: bool = False
+    recordings: Iterable[Recording],
+    *,
+    color: bool = False,
+    dry_run: bool = False,
+    stats_tasks: Collection[TaskRef] = (),
 ) -> str:
+    """Each recording's files, each new or changed one with the behaviour it takes on.
+
+    A task in ``stats_tasks`` (judged by its tally) gets its files listed without the
+    behaviour of the one rollout recorded: "recorded: FAILS" of the newest of ten
+    rollouts, six of which passed, says the opposite of its tally."""
     palette = Palette(color)
     out: list[str] = []
     written = 0
@@ -45,7 +55,8 @@ def render_record(
             out.append(f"  {palette.paint(f'{state:<{width}}', *_STYLE[file.state])} {file.path}")
             if file.state is not FileState.UNCHANGED:
                 written += 1
-                out.extend(f"      {line}" for line in accepted_lines(file, palette))
+                if recording.ref not in stats_tasks:
+                    out.extend(f"      {line}" for line in accepted_lines(file, palette))
         removed = "would remove" if dry_run else "removed"
         width = 12 if dry_run else 9
         out.extend(

@@ -1,4 +1,9 @@
-"""The stats gate in words: the suite line, pass^k, and one line per task by tier."""
+"""The stats gate in words: the suite line, pass^k, and one line per task by tier.
+
+Every list printed is capped, so a forged tally (100,000 rollouts, a thousand check
+labels) makes a report of a few lines, not of 60 KB: pass^k is printed to k =
+:data:`SHOWN_K` (the JSON report carries the whole curve), and movers, fallen checks
+and one-sided labels to :data:`_NAMED` each, with how many more there are."""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ if TYPE_CHECKING:
     from silo_regress.stats.verdicts import StatsJudgement, SuiteDecision, TaskJudgement
 
 Paint = Callable[..., str]
+
+SHOWN_K = 10  # pass^k values printed per side (text and Markdown)
 
 
 def _plain(text: str, *styles: str) -> str:
@@ -56,21 +63,27 @@ def suite_lines(suite: SuiteDecision, *, paint: Paint = _plain) -> list[str]:
     ]
     if suite.movers and suite.verdict is SuiteVerdict.REGRESSION:
         moved = ", ".join(
-            f"{m.task} {percent(m.base_rate)} -> {percent(m.cand_rate)}" for m in suite.movers
+            f"{m.task} {percent(m.base_rate)} -> {percent(m.cand_rate)}"
+            for m in suite.movers[:_NAMED]
         )
-        lines.append(f"  fell most: {moved}")
-    curves = (suite.baseline_curve, suite.candidate_curve)
+        lines.append(f"  fell most: {moved}{_more(len(suite.movers))}")
+    curves = (suite.baseline_curve[:SHOWN_K], suite.candidate_curve[:SHOWN_K])
     if suite.candidate_curve:
         first = suite.candidate_curve[0]
-        top = max(len(c) for c in curves)
+        top = max(len(suite.baseline_curve), len(suite.candidate_curve))
+        upto = f"1..{top}" if top <= SHOWN_K else f"1..{SHOWN_K} of 1..{top}"
         lines.append(
-            f"  pass^k, k = 1..{top} ({_tasks(first.tasks)}; "
+            f"  pass^k, k = {upto} ({_tasks(first.tasks)}; "
             f"{suite.base_rollouts} -> {suite.cand_rollouts} rollouts; a task counts for k "
             "up to its rollouts):"
         )
         for name, curve in zip(("baseline ", "candidate"), curves, strict=True):
             lines.append(f"    {name} " + " ".join(_number(p.value) for p in curve))
     return lines
+
+
+def _more(count: int) -> str:
+    return f" and {count - _NAMED} more" if count > _NAMED else ""
 
 
 def _tasks(count: int) -> str:
@@ -149,13 +162,19 @@ def task_line(task: TaskJudgement, *, paint: Paint = _plain) -> list[str]:
         lines.append(paint("  below the min-pass-hat-k floor", "red"))
     if task.underpowered:
         lines.append(paint("  fails: --require-power asks for rollouts that could decide", "red"))
-    for check in task.declined_checks:
+    declined = task.declined_checks
+    for check in declined[:_NAMED]:
         lines.append(
             f"  check {check.label!r}: {check.base_passed}/{check.base_rollouts} -> "
             f"{check.cand_passed}/{check.cand_rollouts} (p = {show_p(check.p_decline)})"
         )
+    if len(declined) > _NAMED:
+        lines.append(f"  {len(declined) - _NAMED} more checks fell (see --format json)")
     if task.renamed_checks:
-        lines.append(f"  checks on one side only: {', '.join(task.renamed_checks)}")
+        renamed = task.renamed_checks
+        lines.append(
+            f"  checks on one side only: {', '.join(renamed[:_NAMED])}{_more(len(renamed))}"
+        )
     return lines
 
 
@@ -221,7 +240,8 @@ def suite_sentence(suite: SuiteDecision) -> str:
         f"{percent(suite.cand_rate)} over {_tasks(suite.tasks)} (p = {show_p(suite.p_decline)})"
     )
     if suite.movers:
-        text += "; fell most: " + ", ".join(m.task for m in suite.movers)
+        text += "; fell most: " + ", ".join(m.task for m in suite.movers[:_NAMED])
+        text += _more(len(suite.movers))
     return text
 
 
@@ -232,7 +252,7 @@ def markdown_lines(judgement: StatsJudgement) -> list[str]:
     suite = judgement.suite
     out = ["### Stats gate", "", suite_sentence(suite), ""]
     if suite.candidate_curve:
-        ks = [p.k for p in suite.candidate_curve]
+        ks = [p.k for p in suite.candidate_curve[:SHOWN_K]]
         out += [
             "| | " + " | ".join(f"pass^{k}" for k in ks) + " |",
             "|---|" + "---|" * len(ks),

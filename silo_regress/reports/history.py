@@ -198,8 +198,9 @@ def _pass_counts(data: bytes, name: str) -> Tally:
     layout is not: as for a baseline, other bytes with the same values are a change of
     format (``fmt``), which the caller tells from a move."""
     # Lazy: diff and log load the stats package only when a tally is there to read.
-    from silo_regress.stats.tally import parse_tally
+    from silo_regress.stats.tally import check_tally_size, parse_tally
 
+    check_tally_size(data, source=name)  # before a 100 MB blob is parsed as JSON
     return parse_tally(canonicalize(data, source=name).text, source=name)
 
 

@@ -8,13 +8,12 @@ them. A task the sequential mode decided keeps its decision.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from silo_regress.errors import InputError
 from silo_regress.stats.sequential import Decision
-from silo_regress.stats.tally import Tally
+from silo_regress.stats.tally import MAX_REWARD, MAX_ROLLOUTS, Tally
 from silo_regress.stats.verdicts import (
     Evidence,
     Floor,
@@ -26,17 +25,15 @@ from silo_regress.stats.verdicts import (
     judge_tasks,
 )
 
-# TODO(issue 31): import MAX_ROLLOUTS from silo_regress.stats.tally once the bound lands
-# there; until then the same documented bound is kept here.
-MAX_ROLLOUTS = 100_000
 MAX_ALPHA = 0.5
 MAX_K = 100
 
 
 def _count(value: Any, where: str) -> int:
-    # A forged count of 10**400 would hang the exact tests: bound it before any math.
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ROLLOUTS:
-        raise InputError(f"{where} must be a whole number from 0 to {MAX_ROLLOUTS}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{where} must be a whole number of at least 0")
+    if value > MAX_ROLLOUTS:  # a forged shard's count would otherwise be judged at any size
+        raise InputError(f"{where} is more than the {MAX_ROLLOUTS} rollouts a tally counts")
     return value
 
 
@@ -51,11 +48,10 @@ def _side(value: Any, checks: list[tuple[str, int]], where: str) -> Tally | None
         raise InputError(f"{where}: counts above its {rollouts} rollouts")
     mean = value.get("reward_mean")
     reward = 0.0
-    try:
-        if isinstance(mean, int | float) and not isinstance(mean, bool) and math.isfinite(mean):
-            reward = float(mean) * rollouts
-    except OverflowError:  # a 400-digit integer is no mean reward
-        raise InputError(f"{where}.reward_mean is out of range") from None
+    if isinstance(mean, int | float) and not isinstance(mean, bool):
+        if not abs(mean) <= MAX_REWARD:  # NaN and a 400-digit integer too, before float()
+            raise InputError(f"{where}.reward_mean is beyond the {MAX_REWARD:g} a reward may be")
+        reward = float(mean) * rollouts
     return Tally(rollouts=rollouts, passed=passed, checks=tuple(sorted(checks)), reward_sum=reward)
 
 

@@ -10,6 +10,24 @@ The stratified test sums the candidate's passes over tasks; given each task's to
 the sum's null distribution is the convolution of the per-task hypergeometrics (the
 exact form of the Cochran-Mantel-Haenszel test). A task at 0 or all passes on both
 sides has a one-point distribution and moves nothing.
+
+Time is bounded at any count a tally may hold (100,000 rollouts a side,
+:data:`~silo_regress.stats.tally.MAX_ROLLOUTS`), where integer sums of binomial
+coefficients take minutes. Where exactness stops, and what replaces it:
+
+- A table of at most :data:`EXACT_UP_TO` rollouts (both sides) is summed in integers,
+  as above: exact to the last bit.
+- A larger table's probabilities come from the ratio of consecutive hypergeometric
+  terms, walked out from the mode in floating point and normalized by their own sum;
+  the walk stops where a term falls below 2**-80 of the mode's (log-concavity bounds
+  what is left by a geometric series). A tail is then right to a relative 1e-10 or
+  better, and to 1e-20 in absolute terms; a tail beyond the walk (below about 1e-24)
+  is one ``lgamma`` term times its short sum, right to a relative 1e-8.
+- The stratified test convolves the tasks' distributions as long as that takes at
+  most :data:`CONVOLUTION_BUDGET` multiply-adds (every realistic suite: 20 tasks of
+  50 rollouts a side take 5e5); beyond, its p-value is the normal approximation with
+  continuity correction (the classic Cochran-Mantel-Haenszel statistic), which is not
+  exact: there every task holds thousands of rollouts, where the sum is close to normal.
 """
 
 from __future__ import annotations
@@ -18,6 +36,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+# Rollouts of both sides up to which a table's tails are sums of integers (exact).
+EXACT_UP_TO = 1_000
+# Multiply-adds the stratified test's convolution may take (about 70 ms in CPython);
+# past it the stratified p is the normal approximation.
+CONVOLUTION_BUDGET = 1_000_000
+_CUT = 2.0**-80  # a term this far below the mode's ends the walk out from the mode
 
 
 @dataclass(frozen=True)
@@ -61,6 +86,10 @@ def hypergeometric_pmf(k: int, *, population: int, successes: int, draws: int) -
 
 def _tail_ways(table: Table, *, upper: bool) -> float:
     n1, n2, t = table.base_rollouts, table.cand_rollouts, table.total_passed
+    if n1 + n2 > EXACT_UP_TO:
+        if upper:  # the candidate's fails: hypergeometric too, with the fails' total
+            return _large_lower_tail(n1 + n2, n1 + n2 - t, n2, n2 - table.cand_passed)
+        return _large_lower_tail(n1 + n2, t, n2, table.cand_passed)
     low, high = _support(n1, n2, t)
     xs = range(table.cand_passed, high + 1) if upper else range(low, table.cand_passed + 1)
     ways = sum(math.comb(t, x) * math.comb(n1 + n2 - t, n2 - x) for x in xs)
@@ -80,6 +109,84 @@ def increase_p(table: Table) -> float:
     return _tail_ways(table, upper=True)
 
 
+def _ratio(population: int, successes: int, draws: int, j: int) -> float:
+    """P(X = j + 1) / P(X = j) of the hypergeometric X."""
+    return ((successes - j) * (draws - j)) / ((j + 1) * (population - successes - draws + j + 1))
+
+
+@lru_cache(maxsize=1024)
+def _window(population: int, successes: int, draws: int) -> tuple[int, tuple[float, ...], float]:
+    """(first value, weights relative to the mode's, their sum) of the hypergeometric's
+    values that matter: walked out from the mode until a weight falls below ``_CUT``."""
+    low = max(0, draws - (population - successes))
+    high = min(successes, draws)
+    mode = min(high, max(low, (draws + 1) * (successes + 1) // (population + 2)))
+    up = [1.0]
+    weight, j = 1.0, mode
+    while j < high:
+        weight *= _ratio(population, successes, draws, j)
+        if weight < _CUT:
+            break
+        up.append(weight)
+        j += 1
+    down: list[float] = []
+    weight, j = 1.0, mode
+    while j > low:
+        weight /= _ratio(population, successes, draws, j - 1)
+        if weight < _CUT:
+            break
+        down.append(weight)
+        j -= 1
+    weights = tuple(down[::-1] + up)
+    return mode - len(down), weights, math.fsum(weights)
+
+
+def _log_pmf(population: int, successes: int, draws: int, j: int) -> float:
+    def log_comb(n: int, k: int) -> float:
+        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+    return (
+        log_comb(successes, j)
+        + log_comb(population - successes, draws - j)
+        - log_comb(population, draws)
+    )
+
+
+def _large_lower_tail(population: int, successes: int, draws: int, x: int) -> float:
+    """P(X <= x) of the hypergeometric X, in time that does not grow with the counts."""
+    low = max(0, draws - (population - successes))
+    if x < low:
+        return 0.0
+    if x >= min(successes, draws):
+        return 1.0
+    first, weights, total = _window(population, successes, draws)
+    if x >= first:
+        near = math.fsum(weights[: x - first + 1])
+        # The terms below the window still count next to a tail that is itself tiny.
+        below = _walk_down(population, successes, draws, first, weights[0], low=low)
+        return min(1.0, (near + below - weights[0]) / total)
+    # Far below every term that matters: the term at x, times its own tail walked down
+    # (the ratios only shrink below the mode, so the walk is short).
+    tail = _walk_down(population, successes, draws, x, 1.0, low=low)
+    return min(1.0, math.exp(_log_pmf(population, successes, draws, x)) * tail)
+
+
+def _walk_down(
+    population: int, successes: int, draws: int, j: int, weight: float, *, low: int
+) -> float:
+    """weight(j) + weight(j - 1) + ... down to ``low``, each from the one above by the
+    ratio, until a term is below 2**-60 of the sum (below the mode the ratios only
+    fall, so the rest is less than a geometric series of that term)."""
+    terms = [weight]
+    while j > low:
+        weight /= _ratio(population, successes, draws, j - 1)
+        terms.append(weight)
+        if weight < 2.0**-60 * terms[0]:
+            break
+        j -= 1
+    return math.fsum(terms)
+
+
 def smallest_p_at(base_passed: int, base_rollouts: int, cand_rollouts: int) -> float:
     """The decline p of the strongest evidence ``cand_rollouts`` rollouts can give: 0 passes."""
     return decline_p(Table(base_passed, base_rollouts, 0, cand_rollouts))
@@ -92,6 +199,9 @@ def _distribution(
     """The null distribution of the candidate's passes: (lowest value, probabilities)."""
     low, high = _support(base_rollouts, cand_rollouts, total)
     population = base_rollouts + cand_rollouts
+    if population > EXACT_UP_TO:
+        first, weights, mass = _window(population, total, cand_rollouts)
+        return first, tuple(w / mass for w in weights)
     return low, tuple(
         hypergeometric_pmf(x, population=population, successes=total, draws=cand_rollouts)
         for x in range(low, high + 1)
@@ -131,6 +241,8 @@ def stratified_decline_p(tables: Sequence[Table]) -> float:
         threshold += table.cand_passed - low
         if len(dist) > 1:
             dists.append(dist)
+    if _work(dists, threshold) > CONVOLUTION_BUDGET:
+        return _normal_tail(tables, upper=False)
     return _lower_tail(dists, threshold)
 
 
@@ -144,7 +256,40 @@ def stratified_increase_p(tables: Sequence[Table]) -> float:
         threshold += high - table.cand_passed  # the upper tail is the lower one of high - C
         if len(dist) > 1:
             dists.append(dist[::-1])
+    if _work(dists, threshold) > CONVOLUTION_BUDGET:
+        return _normal_tail(tables, upper=True)
     return _lower_tail(dists, threshold)
+
+
+def _work(dists: Sequence[tuple[float, ...]], threshold: int) -> int:
+    """The multiply-adds :func:`_lower_tail` would take."""
+    if threshold < 0:
+        return 0
+    work, size = 0, 1
+    for dist in sorted(dists, key=len):
+        work += size * len(dist)
+        size = min(size + len(dist) - 1, threshold + 1)
+    return work
+
+
+def _normal_tail(tables: Sequence[Table], *, upper: bool) -> float:
+    """The stratified tail by the normal approximation with continuity correction:
+    the Cochran-Mantel-Haenszel statistic, for suites too large to convolve."""
+    observed = mean = variance = 0.0
+    for t in tables:
+        population = t.base_rollouts + t.cand_rollouts
+        total = t.total_passed
+        observed += t.cand_passed
+        mean += t.cand_rollouts * total / population
+        if population > 1:
+            variance += (t.base_rollouts * t.cand_rollouts * total * (population - total)) / (
+                population * population * (population - 1)
+            )
+    if variance == 0.0:
+        return 1.0
+    shift = (mean - observed) if upper else (observed - mean)
+    z = (shift + 0.5) / math.sqrt(variance)
+    return min(1.0, 0.5 * math.erfc(-z / math.sqrt(2)))
 
 
 def sign_test_p(down: int, up: int) -> float:

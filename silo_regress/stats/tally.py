@@ -16,6 +16,11 @@ request like any baseline::
 counts, per artifact, the rollouts that matched accepted variant 1, 2, ...
 A tally is read with full validation: anything hand-edited into an impossible or
 non-canonical state is a :class:`TallyError` naming the file and the JSON path.
+
+Every number is bounded, so a forged tally is refused in one sentence instead of
+hanging or crashing whatever reads it (check, the hook, status, fmt, diff, log, merge):
+at most :data:`MAX_ROLLOUTS` rollouts, rewards whose sums are finite doubles no larger
+in size than :data:`MAX_REWARD` per rollout, and a file of at most :data:`MAX_TALLY_BYTES`.
 """
 
 from __future__ import annotations
@@ -30,6 +35,18 @@ from silo_regress.errors import InputError
 
 TALLY_FORMAT = 1
 SUFFIX = ".tally.json"
+# The most rollouts a tally counts (and a candidate, or a shard's count, may claim).
+# Far beyond any real repeat count; the gate's exact tests, pass^k and every printed
+# list are bounded in time and length at this count (docs/statistics.md).
+MAX_ROLLOUTS = 100_000
+# The largest reward a rollout may score in size: a reward sum beyond
+# rollouts x MAX_REWARD (or its squares beyond rollouts x MAX_REWARD ** 2) is forged.
+MAX_REWARD = 1e12
+# A canonical tally with a few hundred check labels is a few KB; a file beyond this
+# is refused before it is parsed (a 100 MB "tally" would otherwise be read as JSON).
+MAX_TALLY_BYTES = 1 << 20
+MAX_LABELS = 1000  # check labels a tally counts
+MAX_VARIANTS = 1000  # artifacts, and accepted variants per artifact
 _KEYS = ("checks", "format", "passed", "reward", "rollouts", "variants")
 _REWARD_KEYS = ("sum", "sum-of-squares")
 
@@ -106,15 +123,29 @@ def _count(value: Any, *, source: str, path: str, most: int | None = None) -> in
     if isinstance(value, bool) or not isinstance(value, int):
         raise _error(source, path, f"must be a whole number, not {_shown(value)}")
     if value < 0:
-        raise _error(source, path, f"must not be negative, not {value}")
+        raise _error(source, path, f"must not be negative, not {_shown(value)}")
+    if most is None and value > MAX_ROLLOUTS:
+        raise _error(
+            source,
+            path,
+            f"is {_shown(value)}, more than the {MAX_ROLLOUTS} rollouts a tally counts",
+        )
     if most is not None and value > most:
-        raise _error(source, path, f"is {value}, more than the {most} rollouts")
+        raise _error(source, path, f"is {_shown(value)}, more than the {most} rollouts")
     return value
 
 
-def _number(value: Any, *, source: str, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+def _number(value: Any, *, source: str, path: str, most: float) -> float:
+    """A finite number no larger in size than ``most``; a 400-digit integer is refused
+    here, before any float arithmetic could overflow on it."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise _error(source, path, f"must be a number, not {_shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _error(source, path, f"must be a finite number, not {_shown(value)}")
+    if abs(value) > most:
+        raise _error(
+            source, path, f"is {_shown(value)}, beyond the {most:g} its rollouts can sum to"
+        )
     return value
 
 
@@ -135,6 +166,8 @@ def _shown(value: Any) -> str:
         return "an array"
     if isinstance(value, dict):
         return "an object"
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return f"a {len(str(abs(value)))}-digit number"  # never a 400-digit sentence
     return repr(value)
 
 
@@ -144,6 +177,7 @@ def _escape(key: str) -> str:
 
 def parse_tally(data: bytes, *, source: str) -> Tally:
     """Read a tally's bytes, or raise :class:`TallyError` naming ``source`` and the path."""
+    check_tally_size(data, source=source)
     document = canonicalize(data, source=source)  # InputError for JSON that is not JSON
     value = _object(document.value, source=source, path="")
     version = value.get("format")
@@ -152,7 +186,8 @@ def parse_tally(data: bytes, *, source: str) -> Tally:
             f"{source}: /format is {version}, written by a newer silo-regress "
             f"(this one reads format {TALLY_FORMAT}): upgrade silo-regress"
         )
-    if version != TALLY_FORMAT:
+    # `"format": true` equals 1 to Python: only the integer 1 is format 1.
+    if isinstance(version, bool) or version != TALLY_FORMAT:
         raise _error(source, "/format", f"must be {TALLY_FORMAT}, not {_shown(version)}")
     unknown = sorted(set(value) - set(_KEYS))
     if unknown:
@@ -163,6 +198,8 @@ def parse_tally(data: bytes, *, source: str) -> Tally:
     rollouts = _count(value["rollouts"], source=source, path="/rollouts")
     passed = _count(value["passed"], source=source, path="/passed", most=rollouts)
     checks = _object(value["checks"], source=source, path="/checks")
+    if len(checks) > MAX_LABELS:
+        raise _error(source, "/checks", f"has {len(checks)} labels, more than {MAX_LABELS}")
     counted = tuple(
         (label, _count(n, source=source, path=f"/checks/{_escape(label)}", most=rollouts))
         for label, n in sorted(checks.items())
@@ -174,16 +211,29 @@ def parse_tally(data: bytes, *, source: str) -> Tally:
     for key in _REWARD_KEYS:
         if key not in reward:
             raise _error(source, f"/reward/{key}", "is missing")
-    reward_sum = _number(reward["sum"], source=source, path="/reward/sum")
-    squares = _number(reward["sum-of-squares"], source=source, path="/reward/sum-of-squares")
+    reward_sum = _number(
+        reward["sum"], source=source, path="/reward/sum", most=rollouts * MAX_REWARD
+    )
+    squares = _number(
+        reward["sum-of-squares"],
+        source=source,
+        path="/reward/sum-of-squares",
+        most=rollouts * MAX_REWARD**2,
+    )
     if squares < 0:
         raise _error(source, "/reward/sum-of-squares", f"must not be negative, not {squares}")
     variants = _object(value["variants"], source=source, path="/variants")
+    if len(variants) > MAX_VARIANTS:
+        raise _error(
+            source, "/variants", f"has {len(variants)} artifacts, more than {MAX_VARIANTS}"
+        )
     matched = []
     for artifact, counts in sorted(variants.items()):
         where = f"/variants/{_escape(artifact)}"
         if not isinstance(counts, list):
             raise _error(source, where, f"must be an array of counts, not {_shown(counts)}")
+        if len(counts) > MAX_VARIANTS:
+            raise _error(source, where, f"has {len(counts)} variants, more than {MAX_VARIANTS}")
         numbers = tuple(
             _count(n, source=source, path=f"{where}/{i}", most=rollouts)
             for i, n in enumerate(counts)
@@ -204,6 +254,14 @@ def parse_tally(data: bytes, *, source: str) -> Tally:
     if document.text != data:
         raise _error(source, "", "is not in canonical form: run `silo-regress fmt` to rewrite it")
     return tally
+
+
+def check_tally_size(data: bytes, *, source: str) -> None:
+    """Refuse bytes too long to be a tally, before anything parses them."""
+    if len(data) > MAX_TALLY_BYTES:
+        raise _error(
+            source, "", f"is {len(data)} bytes, more than the {MAX_TALLY_BYTES} a tally may be"
+        )
 
 
 def tally_name(stem: str) -> str:

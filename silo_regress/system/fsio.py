@@ -278,16 +278,25 @@ def fsync_directory(directory: Path) -> None:
 
 
 def write_atomic(
-    path: Path, data: bytes, *, shown: str | None = None, make_parents: bool = False
+    path: Path,
+    data: bytes,
+    *,
+    shown: str | None = None,
+    make_parents: bool = False,
+    follow: bool = True,
 ) -> None:
     """Replace the regular file ``path`` so a reader sees the old bytes or the new, never half.
 
-    A symbolic link stays a link: the file it points to is replaced. Anything
-    else that is not a regular file (a directory, FIFO, device) is refused, and a
-    missing parent directory is an error unless ``make_parents``.
+    A symbolic link stays a link: the file it points to is replaced, unless
+    ``follow`` is false, when a link there is refused like anything else that is
+    not a regular file (a directory, FIFO, device); a missing parent directory is
+    an error unless ``make_parents``. ``follow=False`` is for files in places an
+    agent can write (the runs directory): a link planted there never sends the
+    write elsewhere, and the final rename replaces a name, never what a link
+    swapped in meanwhile points to.
     """
     shown = shown or str(path)
-    target = _link_target(path)
+    target = _link_target(path) if follow else path
     try:
         info: os.stat_result | None = os.lstat(target)
     except FileNotFoundError:

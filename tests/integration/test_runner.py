@@ -624,9 +624,9 @@ def test_docs_runner_config_example_is_valid(tmp_path: Path) -> None:
 
 def test_variation_wording() -> None:
     from silo_regress.canon.jsondiff import MISSING
-    from silo_regress.cli.runner import render_stability
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
+    from silo_regress.render.stability import render_stability
     from silo_regress.runner import Task
     from silo_regress.runner.stability import Distinct, Stability, Variation
 
@@ -648,9 +648,9 @@ def test_variation_wording() -> None:
 
 def test_long_values_are_clipped_and_their_word_diff_too() -> None:
     from silo_regress.behaviour.result import word_diff
-    from silo_regress.cli.runner import render_stability
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
+    from silo_regress.render.stability import render_stability
     from silo_regress.runner import Task
     from silo_regress.runner.stability import Distinct, Stability, Variation
 

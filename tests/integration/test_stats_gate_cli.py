@@ -155,7 +155,7 @@ def test_record_repeat_variants_writes_the_tally_too(tmp_path: Path, control: Pa
     value = tally(project)
     assert (value["rollouts"], value["passed"]) == (3, 2)
     assert value["variants"]["result.json"] == [2, 1]
-    assert "TASK-001.tally.json: tally of 3 rollouts, 2 passed" in done.stdout
+    assert "TASK-001.tally.json: tally of 3 rollouts, 2/3 passed: 66.7%" in done.stdout
 
 
 def test_every_format_names_the_regression_and_the_suite(tmp_path: Path, control: Path) -> None:
@@ -291,9 +291,9 @@ def test_record_of_a_stats_task_whose_rollouts_differ_says_the_gate_takes_it(
     passes(control, 2, 1)
     done = project.cli("--color", "never", "record", "--repeat", "3", "--jobs", "1", "TASK-001")
     assert done.exit_code == 0, done.output
-    assert "FLAKY" in done.stdout  # it still says the rollouts differ
-    assert "judged by its pass rate (gate), so its bytes may differ" in done.stdout
-    assert "ignore = [" not in done.stdout
+    # one line: its tally, rate and interval, not a dump of the values that differ
+    assert "crm-west/TASK-001: stats gate, 2/3 passed: 66.7% [20.8%, 93.9%]\n" in done.stdout
+    assert "FLAKY" not in done.stdout and "ignore = [" not in done.stdout
 
 
 def test_suite_gate_option_overrides_the_config_key(tmp_path: Path, control: Path) -> None:

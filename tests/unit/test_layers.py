@@ -94,7 +94,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("excerpt", "statshtml"),
         ("summary", "tallies"),
         ("text", "machine"),
-        ("markdown", "junit", "recording"),
+        ("markdown", "junit", "recording", "stability"),
         ("github", "html", "prcomment"),
         ("history", "bisection"),
     ],
