@@ -49,6 +49,7 @@ from silo_regress.behaviour.notes import (
 from silo_regress.behaviour.result import is_short
 from silo_regress.canon.canonical import JsonValue
 from silo_regress.canon.jsondiff import Missing, show
+from silo_regress.canon.visible import capped
 
 ID_CAP = 12  # ids named per clause of a note; the rest as "and N more"
 MARKERS = {
@@ -65,7 +66,7 @@ def phrase(note: Note, *, marked: bool = True) -> tuple[Segment, ...]:
     markers (``[-`` ``-]`` ``{+`` ``+}``) against it, as the text report prints them.
     """
     if not (isinstance(note, OutputChanged) and note.words is not None):
-        return (Segment(SegmentKind.SAME, _sentence(note)),)
+        return (Segment(SegmentKind.SAME, capped(_sentence(note))),)
     budget = note.limit
     pieces = [Segment(s.kind, s.text.replace("\n", "⏎")) for s in note.words]
     width = sum(len(p.text) + _marker_width(p.kind, marked) for p in pieces)
@@ -224,7 +225,7 @@ def _sentence(note: Note) -> str:
         case OutputChanged(baseline=b, run=r, limit=limit):
             if isinstance(b, str) and isinstance(r, str) and is_short(b, r):
                 return _output_prefix(note) + _change(b, r)
-            return _output_prefix(note) + f"{clip(show(b), limit)} -> {clip(show(r), limit)}"
+            return _output_prefix(note) + f"{capped(show(b), limit)} -> {capped(show(r), limit)}"
         case MoreChanges(scope=scope, count=count):
             return f"{scope}: {count} more changed values"
         case IdsChanged(collection=name, change=kind, gained=gained, lost=lost):

@@ -402,9 +402,7 @@ def commit(
             _discard(root, entries)
             raise
         try:
-            _journal(
-                root, entries, token=token, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}"
-            )
+            _journal(root, entries, token=token, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}")
             _rename_all(root, entries, shown=shown)
         except BaseException:
             _discard(root, entries)
@@ -444,9 +442,7 @@ def _stage_all(
                     ) from None
             old_mode = _old_mode(path, shown=shown(path))
             mode = old_mode if old_mode is not None else default_mode()
-            temp = stage(
-                work, _staging_name(path.name, token), data, mode=mode, shown=shown(path)
-            )
+            temp = stage(work, _staging_name(path.name, token), data, mode=mode, shown=shown(path))
             info = os.stat(temp)
             backup = None
             backup_inode = (0, 0)
