@@ -64,12 +64,16 @@ class Palette:
         return "".join(_ANSI[s] for s in styles) + text + "\x1b[0m"
 
     def note(self, note: Note) -> str:
-        """A behaviour note: a word diff's ``[-removed-]`` red, ``{+added+}`` green."""
+        """A behaviour note: a word diff's ``[-removed-]`` red, ``{+added+}`` green.
+
+        Its text is escaped once, by wording; here it is only shielded, as the summary
+        line shields it, so both show the same characters."""
         from silo_regress.render.wording import MARKERS, phrase
 
         return "".join(
             self.paint(
-                MARKERS[s.kind][0] + visible(s.text) + MARKERS[s.kind][1], *_SEGMENT_STYLE[s.kind]
+                MARKERS[s.kind][0] + one_line(s.text) + MARKERS[s.kind][1],
+                *_SEGMENT_STYLE[s.kind],
             )
             for s in phrase(note)
         )
