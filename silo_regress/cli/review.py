@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _REJECT_ONLY = ("stale-run", "incomplete-run")  # verdicts a review may reject, never accept
 SHORT_DIFF = 40  # lines of diff shown before [d] shows it all
 KEYS = "[a]ccept  accept [p]aths  [r]eject run  [s]kip  accept [A]ll  [u]ndo  full [d]iff  [q]uit"
+REJECT_KEYS = "[r]eject run  [s]kip  [u]ndo  full [d]iff  [q]uit"  # a run that cannot be accepted
 
 
 @dataclass
@@ -129,12 +130,15 @@ def review(
         out(_closing(session, unsettled=unsettled))
         return 0
     palette = _palette(g)
-    seen = 0
     while pending:
         outcome = pending.popleft()
-        seen += 1
+        # The item's place among all of them: an undone accept comes back under its old
+        # number, and items settled with another (a rejected run's) count as done.
+        position = f"{len(items) - len(pending)}/{len(items)}"
         try:
-            done = _ask(config, store, index, outcome, pending, session, palette=palette, n=seen)
+            done = _ask(
+                config, store, index, outcome, pending, session, palette=palette, position=position
+            )
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in flight was rolled back
             out("\ninterrupted\n")
             out(_closing(session, unsettled=unsettled))
@@ -246,7 +250,7 @@ def _ask(
     session: _Session,
     *,
     palette: Palette,
-    n: int,
+    position: str,
 ) -> bool:
     """Show one result and act on keys until it is settled; False when the user quits."""
     from silo_regress.judging.outcome import Verdict
@@ -264,7 +268,6 @@ def _ask(
             session.skipped += 1
         return True
     direction = outcome.direction.value if outcome.direction else outcome.verdict.value
-    position = f"{n}/{n + len(pending)}"
     out(f"\n{palette.paint(f'[{position}] {direction}', 'bold')}\n", colour=palette.color)
     out(
         "\n".join(render_outcome(outcome, palette=palette, cap=SHORT_DIFF)) + "\n",
@@ -273,7 +276,7 @@ def _ask(
     if outcome.verdict is Verdict.MISSING_BASELINE:
         out(_would_record(config, store, index, outcome, palette), colour=palette.color)
     while True:
-        key = _key(KEYS)
+        key = _key(KEYS if acceptable else REJECT_KEYS)
         if key in _QUIT:
             return False
         if key == "s":
