@@ -390,7 +390,7 @@ def _confirm_mixture(outcome: Outcome, pointers: list[str], palette: Palette) ->
     from silo_regress.canon.canonical import parse
     from silo_regress.canon.jsondiff import show
     from silo_regress.errors import InputError
-    from silo_regress.recording.consistency import Side, mixed_scores
+    from silo_regress.recording.consistency import Side, introduced_contradictions, mixed_scores
 
     if outcome.baseline_text is None or outcome.run_text is None:
         return True
@@ -400,19 +400,25 @@ def _confirm_mixture(outcome: Outcome, pointers: list[str], palette: Palette) ->
     except InputError:
         return True
     mixture = mixed_scores(baseline, run, pointers)
-    if not mixture:
+    broken = introduced_contradictions(baseline, run, pointers)
+    if not mixture and not broken:
         return True
-    sides = {
-        side: ", ".join(f"{t.pointer} {show(t.value)}" for t in mixture if t.side is side)
-        for side in Side
-    }
-    out(
-        palette.paint(
-            f"these paths leave {outcome.artifact} inconsistent: {sides[Side.RUN]} from the run, "
-            f"but {sides[Side.BASELINE]} from the baseline; no run produced that",
-            "yellow",
+    lines = []
+    if mixture:
+        sides = {
+            side: ", ".join(f"{t.pointer} {show(t.value)}" for t in mixture if t.side is side)
+            for side in Side
+        }
+        lines.append(
+            f"these paths leave {outcome.artifact} inconsistent: {sides[Side.RUN]} from the "
+            f"run, but {sides[Side.BASELINE]} from the baseline; no run produced that"
         )
-        + "\n",
+    # Name the fields that would contradict each other, not only where each came from.
+    lines += [
+        f"  {c.field} {show(c.value)} but {c.other} {show(c.other_value)}: {c.why}" for c in broken
+    ]
+    out(
+        "".join(palette.paint(line, "yellow") + "\n" for line in lines),
         colour=palette.color,
     )
     return _key("write it anyway? [y/N]") in ("y", "Y")

@@ -252,6 +252,45 @@ def test_a_partial_accept_that_mixes_scores_says_so_and_asks(project: SiloProjec
     assert json.loads(text(project, "TASK-003.result.json"))["passed"] is False
 
 
+def test_a_partial_accept_names_the_fields_it_would_leave_disagreeing(
+    project: SiloProject,
+) -> None:
+    project.add_run("TASK-001", started="2026-03-16T09:00:00.000Z")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    failing = [
+        {"label": "Lead qualified", "passed": False, "detail": "", "required": True},
+        {"label": "Note logged", "passed": True, "detail": "AUD-0001", "required": False},
+    ]
+    project.add_run(
+        "TASK-001",
+        started="2026-03-16T10:00:00.000Z",
+        result=make_result(passed=False, reward=0.5, checks=failing),
+    )
+    before = project.baseline_bytes()
+    child = spawn(project, "TASK-001")
+    child.expect(PROMPT)
+    child.send("p")
+    child.expect(r"empty: none\) > ")
+    child.sendline("/passed")
+    child.expect("these paths leave result.json inconsistent")
+    child.expect(r"passed false but failedRequired \[\]: passed means no required check failed")
+    child.expect(r"write it anyway\? \[y/N\] > ")
+    child.send("n")
+    child.expect(PROMPT)
+    child.send("p")
+    child.expect(r"empty: none\) > ")
+    child.sendline("/failedRequired")
+    child.expect(r'passed true but failedRequired \["Lead qualified"\]')
+    child.expect(r'failedRequired \["Lead qualified"\] but checks \[\]')
+    child.expect(r"requiredPassed 1 but failedRequired")
+    child.expect(r"\[y/N\] > ")
+    child.send("n")
+    child.expect(PROMPT)
+    child.send("q")
+    finish(child)
+    assert project.baseline_bytes() == before
+
+
 def test_consistent_paths_are_written_without_a_question(project: SiloProject) -> None:
     changes(project)
     child = spawn(project, "TASK-003")

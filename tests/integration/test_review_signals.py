@@ -180,7 +180,7 @@ def test_the_journal_puts_back_a_removed_file_after_a_kill(project: SiloProject)
     backup.write_bytes(b"old bytes\n")
     host, boot = machine_identity()  # a journal is followed only on the machine that wrote it
     identity = [backup.stat().st_dev, backup.stat().st_ino]  # as the writer saw it, staging
-    entry = {"target": target.name, "backup": backup.name, "sha256": None}
+    entry: dict[str, object] = {"target": target.name, "backup": backup.name, "sha256": None}
     journal = {"host": host, "boot": boot, "batch": token, "entries": [entry]}
     (work / JOURNAL_FILE).write_text(json.dumps(journal))
     with pytest.raises(ForeignJournalError, match="none of the staging files"):
