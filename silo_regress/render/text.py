@@ -152,12 +152,22 @@ def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[s
         out.append(scores)
     width = max((len(line.kind) for line in summary.lines), default=0)
     for line in summary.lines:
-        style = ("green",) if line.kind == "improvement" else ("red",)
-        kind = palette.paint(f"{line.kind:<{width}}", *style)
+        # A direction's colour (drift is neutral cyan, not a regression's red); any
+        # other verdict (stale-run, missing-run, ...) is a failure: red.
+        style = DIRECTION_COLOUR.get(line.kind, "red")
+        kind = palette.paint(f"{line.kind:<{width}}", style)
         out.append(f"  {kind}  {line.label}: {one_line(line.what)}")
+    # Notes shared by the same tasks in the same artifact: the tasks named once, then
+    # each note on its own line (not "same in TASK-001, ..." once per note).
+    groups: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for note in summary.shared:
-        tasks = ", ".join(note.tasks)
-        out.append(f"  same in {tasks} ({note.artifact}): {one_line(note.text)}")
+        groups.setdefault((note.tasks, note.artifact), []).append(note.text)
+    for (tasks, artifact), texts in groups.items():
+        if len(texts) == 1:
+            out.append(f"  same in {', '.join(tasks)} ({artifact}): {one_line(texts[0])}")
+            continue
+        out.append(f"  same in {', '.join(tasks)} ({artifact}):")
+        out.extend(f"    - {one_line(text)}" for text in texts)
     return out, {note.text for note in summary.shared}
 
 
