@@ -73,3 +73,18 @@ def test_the_matches_section_counts_what_the_headline_counts(tmp_path: Path) -> 
     assert "Matches (0)" not in html
     assert "Tasks that match all their baselines (0)" in html
     assert "1 artifact matches its baseline in the tasks above" in html
+
+
+def test_a_next_step_is_printed_once_for_all_the_tasks_it_serves(tmp_path: Path) -> None:
+    """Two new tasks of two artifacts each: one 'record' line, not one per artifact."""
+    project = make_project(tmp_path / "p")
+    project.add_run("TASK-001")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    project.add_run("TASK-008")
+    project.add_run("TASK-009")
+    text = project.cli("check", "TASK-008", "TASK-009").stdout
+    assert text.count(" record TASK-") == 1, text
+    assert "Record the missing baselines: silo-regress -C " in text
+    assert "record TASK-008 TASK-009" in text
+    markdown = project.cli("check", "TASK-008", "TASK-009", "--format", "markdown").stdout
+    assert markdown.count(" record TASK-") == 1, markdown
