@@ -252,6 +252,8 @@ class Config:
     # Opt-in: a rollout that left no complete result is run again up to this many times;
     # each retry is one more rollout, and the report names the one it stands in for.
     retry_incomplete: int = 0
+    # bisect: run in each commit's worktree before its rollouts, e.g. ["npm", "ci"]
+    bisect_setup: tuple[str, ...] = ()
 
     @property
     def gates_statistically(self) -> bool:
@@ -624,6 +626,7 @@ _KNOWN = {
     "repeat",
     "retry-infra",
     "retry-incomplete",
+    "bisect-setup",
 }
 _OVERRIDE_KEYS = {
     "artifacts",
@@ -713,6 +716,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
             _whole(table, "retry-infra", where, least=0, most=MAX_RETRIES), DEFAULT_RETRY_INFRA
         ),
         retry_incomplete=_whole(table, "retry-incomplete", where, least=0, most=MAX_RETRIES) or 0,
+        bisect_setup=tuple(read_strings(table, "bisect-setup", where) or ()),
     )
 
 

@@ -4,5 +4,6 @@
 - :mod:`.schema`: the JSON report, written and read back: keys, version, notes;
 - :mod:`.merger`: the reports of shard jobs merged into one;
 - :mod:`.reconstruction`: a merged report's line diffs, rebuilt from its baselines;
-- :mod:`.history`: baselines across commits, and a task's log.
+- :mod:`.history`: baselines across commits, and a task's log;
+- :mod:`.bisection`: what ``bisect`` found, and ``blame`` read from git history.
 """

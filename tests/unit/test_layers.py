@@ -45,9 +45,9 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("canonical", "volatile"),
         ("jsondiff",),
     ],
-    "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
+    "silo_regress.vcs": [("worktreeblobs",), ("gitio",), ("worktrees",)],
     "silo_regress.stats": [
-        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally"),
+        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally", "changepoint"),
         ("verdicts",),
     ],
     "silo_regress.project": [
@@ -87,7 +87,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("statsmerge",),  # the stats gate's results read back and judged again
         ("schema",),
         ("overview", "merger", "reconstruction"),
-        ("history",),
+        ("history", "bisection"),
     ],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
@@ -96,7 +96,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("text", "machine"),
         ("markdown", "junit", "recording"),
         ("github", "html"),
-        ("history",),
+        ("history", "bisection"),
     ],
     "silo_regress.runner": [
         ("plan", "process", "attribution"),
@@ -107,7 +107,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.commands": [
         ("sources", "rollouts"),
         ("rounds",),
-        ("checking",),
+        ("checking", "bisecting"),
     ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
@@ -115,7 +115,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("options", "app"),
         ("gitcmds", "runner"),
         ("checking",),
-        ("quick", "core", "reports", "review", "discard", "prune"),
+        ("quick", "core", "reports", "review", "discard", "prune", "bisect"),
     ],
 }
 # Third-party modules and the only places that may import them.
