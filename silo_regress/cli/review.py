@@ -344,13 +344,15 @@ def _would_record(
 def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
     """The pointers chosen; asks again until every word is one (empty: none chosen)."""
     from silo_regress.canon.jsondiff import show
+    from silo_regress.canon.visible import capped
 
     changes = outcome.changes
     if not changes:
         out("this result has no JSON paths to choose from (a new baseline): accept it whole\n")
         return []
     for n, change in enumerate(changes, start=1):
-        out(f"  {n:>3}  {change.path or '/'}: {show(change.baseline)} -> {show(change.run)}\n")
+        before, after = capped(show(change.baseline)), capped(show(change.run))
+        out(f"  {n:>3}  {change.path or '/'}: {before} -> {after}\n")
     known = [change.path for change in changes]
     while True:
         out("paths to accept (numbers or JSON Pointers, space-separated; empty: none) > ")
