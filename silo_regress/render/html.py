@@ -29,6 +29,7 @@ from silo_regress.render.hunks import Row, Span, cut_note, intraline, line_diff,
 from silo_regress.render.summary import (
     Summary,
     TaskLine,
+    counted,
     counts_phrase,
     scored_unit,
     scores_phrase,
@@ -327,7 +328,7 @@ def _counts(summary: Summary) -> list[str]:
         target = "matches" if kind == "match" else _section_of(kind)
         out.append(
             f'<li><a class="badge k-{_kind_class(kind)}" href="#{target}">'
-            f"{n} {escape(kind)}</a></li>"
+            f"{escape(counted(kind, n))}</a></li>"
         )
     out.append("</ul>")
     return out

@@ -115,11 +115,14 @@ _PLURALS = {
 }
 
 
+def counted(kind: str, n: int) -> str:
+    """``3 regressions``, ``1 drift``, ``2 stale-run``."""
+    return f"{n} {_PLURALS.get(kind, kind) if n != 1 else kind}"
+
+
 def counts_phrase(summary: Summary) -> str:
     """``3 regressions, 1 drift, 4 matches (8 tasks)``."""
-    parts = ", ".join(
-        f"{n} {_PLURALS.get(kind, kind) if n != 1 else kind}" for kind, n in summary.counts
-    )
+    parts = ", ".join(counted(kind, n) for kind, n in summary.counts)
     return f"{parts} ({summary.tasks} task{'s' * (summary.tasks != 1)})"
 
 

@@ -50,6 +50,7 @@ def test_html_draws_a_regressions_new_values_in_its_colour_not_green(tmp_path: P
     rule = re.search(r"article\.card\.k-regression td\.add[,\s][^{]*\{[^}]*\}", html)
     assert rule is not None and "var(--regression-bg)" in rule.group()
     assert "article.card.k-improvement td.add," not in html  # an improvement stays green
+    assert '<a class="badge k-regression" href="#regressions">3 regressions</a>' in html
 
 
 def test_a_stale_run_card_has_no_empty_diff_table(tmp_path: Path) -> None:
