@@ -129,6 +129,9 @@ def _check_notes(before: Any, after: Any) -> list[Note]:
 
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+# Characters per side beyond which a text gets no word diff: difflib over 10 MB of
+# words took seconds, to print a line cut at a few hundred characters anyway.
+WORD_DIFF_LIMIT = 100_000
 
 
 def text_change(
@@ -136,7 +139,12 @@ def text_change(
 ) -> OutputChanged:
     """An :class:`OutputChanged`, with a word diff when both sides are long text."""
     words = None
-    if isinstance(before, str) and isinstance(after, str) and not is_short(before, after):
+    if (
+        isinstance(before, str)
+        and isinstance(after, str)
+        and not is_short(before, after)
+        and max(len(before), len(after)) <= WORD_DIFF_LIMIT
+    ):
         words = word_diff(before, after)
     return OutputChanged(path, before, after, words=words, limit=limit)
 

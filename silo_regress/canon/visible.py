@@ -32,6 +32,20 @@ _COLOURED = re.compile(_OWN_SGR + r"|[^\x00-\x7f]|[\x00-\x08\x0b-\x1f\x7f]")
 _PLAIN = re.compile(r"[^\x00-\x7f]|[\x00-\x08\x0b-\x1f\x7f]")
 
 
+LINE_CAP = 2000  # characters of one agent-controlled text a printed line shows
+
+
+def capped(text: str, limit: int = LINE_CAP) -> str:
+    """``text`` cut to ``limit`` characters, then how many more there were.
+
+    A 10 MB agent output or a 100 MB check label is somebody else's text: a report
+    line shows its start and says the rest is in the JSON report, which keeps it all.
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… {len(text) - limit} more characters; full text in the JSON report"
+
+
 def visible(text: str) -> str:
     """``text`` as one visible line: ESC as ``\\x1b``, U+202E as ``\\u202e``, a newline
     as ``\\n``, a byte that was not UTF-8 (``surrogateescape``) as ``\\xNN``, and a

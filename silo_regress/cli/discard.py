@@ -56,6 +56,7 @@ def _moved_lines(moved: list[Moved], *, hint: str) -> str:
     for item in moved:
         task = f" ({item.task})" if item.task else ""
         lines.append(f"{item.move.value} {item.name}{task}: now {item.path}")
-    names = " ".join(item.name for item in moved)
-    lines.append(f"undo with: silo-regress {hint} {names}")
+    if moved:  # an empty hint would undo nothing
+        names = " ".join(item.name for item in moved)
+        lines.append(f"undo with: silo-regress {hint} {names}")
     return "\n".join(lines) + "\n"

@@ -42,6 +42,11 @@ def prune(
     for kept in plan.kept:
         where = f" ({kept.where})" if kept.where else ""
         lines.append(f"kept {kept.ref}: {kept.why.value}{where}")
+    for refused in plan.refused:
+        named = "" if refused.problem.startswith(refused.path) else f"{refused.path}: "
+        lines.append(
+            f"refused {refused.ref}: {named}{refused.problem}; none of its baselines is removed"
+        )
     verb = "would remove" if dry_run else "removed"
     if not dry_run:
         remove(config, store, plan)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _REJECT_ONLY = ("stale-run", "incomplete-run")  # verdicts a review may reject, never accept
 SHORT_DIFF = 40  # lines of diff shown before [d] shows it all
 KEYS = "[a]ccept  accept [p]aths  [r]eject run  [s]kip  accept [A]ll  [u]ndo  full [d]iff  [q]uit"
+REJECT_KEYS = "[r]eject run  [s]kip  [u]ndo  full [d]iff  [q]uit"  # a run that cannot be accepted
 
 
 @dataclass
@@ -129,12 +130,15 @@ def review(
         out(_closing(session, unsettled=unsettled))
         return 0
     palette = _palette(g)
-    seen = 0
     while pending:
         outcome = pending.popleft()
-        seen += 1
+        # The item's place among all of them: an undone accept comes back under its old
+        # number, and items settled with another (a rejected run's) count as done.
+        position = f"{len(items) - len(pending)}/{len(items)}"
         try:
-            done = _ask(config, store, index, outcome, pending, session, palette=palette, n=seen)
+            done = _ask(
+                config, store, index, outcome, pending, session, palette=palette, position=position
+            )
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in flight was rolled back
             out("\ninterrupted\n")
             out(_closing(session, unsettled=unsettled))
@@ -248,7 +252,7 @@ def _ask(
     session: _Session,
     *,
     palette: Palette,
-    n: int,
+    position: str,
 ) -> bool:
     """Show one result and act on keys until it is settled; False when the user quits."""
     from silo_regress.judging.outcome import Verdict
@@ -266,7 +270,6 @@ def _ask(
             session.skipped += 1
         return True
     direction = outcome.direction.value if outcome.direction else outcome.verdict.value
-    position = f"{n}/{n + len(pending)}"
     out(f"\n{palette.paint(f'[{position}] {direction}', 'bold')}\n", colour=palette.color)
     out(
         "\n".join(render_outcome(outcome, palette=palette, cap=SHORT_DIFF)) + "\n",
@@ -275,7 +278,7 @@ def _ask(
     if outcome.verdict is Verdict.MISSING_BASELINE:
         out(_would_record(config, store, index, outcome, palette), colour=palette.color)
     while True:
-        key = _key(KEYS)
+        key = _key(KEYS if acceptable else REJECT_KEYS)
         if key in _QUIT:
             return False
         if key == "s":
@@ -343,13 +346,15 @@ def _would_record(
 def _choose_paths(outcome: Outcome, palette: Palette) -> list[str]:
     """The pointers chosen; asks again until every word is one (empty: none chosen)."""
     from silo_regress.canon.jsondiff import show
+    from silo_regress.canon.visible import capped
 
     changes = outcome.changes
     if not changes:
         out("this result has no JSON paths to choose from (a new baseline): accept it whole\n")
         return []
     for n, change in enumerate(changes, start=1):
-        out(f"  {n:>3}  {change.path or '/'}: {show(change.baseline)} -> {show(change.run)}\n")
+        before, after = capped(show(change.baseline)), capped(show(change.run))
+        out(f"  {n:>3}  {change.path or '/'}: {before} -> {after}\n")
     known = [change.path for change in changes]
     while True:
         out("paths to accept (numbers or JSON Pointers, space-separated; empty: none) > ")
@@ -389,7 +394,7 @@ def _confirm_mixture(outcome: Outcome, pointers: list[str], palette: Palette) ->
     from silo_regress.canon.canonical import parse
     from silo_regress.canon.jsondiff import show
     from silo_regress.errors import InputError
-    from silo_regress.recording.consistency import Side, mixed_scores
+    from silo_regress.recording.consistency import Side, introduced_contradictions, mixed_scores
 
     if outcome.baseline_text is None or outcome.run_text is None:
         return True
@@ -399,19 +404,25 @@ def _confirm_mixture(outcome: Outcome, pointers: list[str], palette: Palette) ->
     except InputError:
         return True
     mixture = mixed_scores(baseline, run, pointers)
-    if not mixture:
+    broken = introduced_contradictions(baseline, run, pointers)
+    if not mixture and not broken:
         return True
-    sides = {
-        side: ", ".join(f"{t.pointer} {show(t.value)}" for t in mixture if t.side is side)
-        for side in Side
-    }
-    out(
-        palette.paint(
-            f"these paths leave {outcome.artifact} inconsistent: {sides[Side.RUN]} from the run, "
-            f"but {sides[Side.BASELINE]} from the baseline; no run produced that",
-            "yellow",
+    lines = []
+    if mixture:
+        sides = {
+            side: ", ".join(f"{t.pointer} {show(t.value)}" for t in mixture if t.side is side)
+            for side in Side
+        }
+        lines.append(
+            f"these paths leave {outcome.artifact} inconsistent: {sides[Side.RUN]} from the "
+            f"run, but {sides[Side.BASELINE]} from the baseline; no run produced that"
         )
-        + "\n",
+    # Name the fields that would contradict each other, not only where each came from.
+    lines += [
+        f"  {c.field} {show(c.value)} but {c.other} {show(c.other_value)}: {c.why}" for c in broken
+    ]
+    out(
+        "".join(palette.paint(line, "yellow") + "\n" for line in lines),
         colour=palette.color,
     )
     return _key("write it anyway? [y/N]") in ("y", "Y")

@@ -208,7 +208,9 @@ def _judge_targets(
                         verdict=Verdict.MISSING_BASELINE,
                         run_path=run_path(config, run, artifact),
                         run_name=run.name if run else None,
-                        detail=f"no baseline; record it with: silo-regress record {target.ref}",
+                        # The command is the report's next step, once for every new
+                        # task, not a line per artifact (it said it 7 times for 2 tasks).
+                        detail="no baseline",
                     )
                 )
             continue

@@ -5,6 +5,12 @@ A verifier writes ``passed``, ``reward``, the required and check counts,
 from the run and keeping others from the baseline (``/passed`` but not
 ``/reward``) writes a result that is neither the old behaviour nor the new one.
 Values only: ``review`` words the mixture and asks before writing.
+
+A mixture is named field by field, and so is what it breaks:
+:func:`contradictions` reads the result the accept would write and names each pair
+of fields that cannot both hold (``passed`` true while ``failedRequired`` names a
+check), also when every changed field came from one side of a run that was itself
+inconsistent.
 """
 
 from __future__ import annotations
@@ -64,6 +70,99 @@ def mixed_scores(baseline: Any, run: Any, pointers: Sequence[str]) -> tuple[Take
     if len({t.side for t in taken}) < 2:
         return ()
     return tuple(taken)
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """Two fields of one result that cannot both hold, with the values they have."""
+
+    field: str
+    value: Any
+    other: str
+    other_value: Any
+    why: str
+
+
+def contradictions(result: Any) -> tuple[Contradiction, ...]:
+    """The pairs of score fields of ``result`` that contradict each other."""
+    if not isinstance(result, dict):
+        return ()
+    found: list[Contradiction] = []
+    passed, failed = result.get("passed"), result.get("failedRequired")
+    checks = result.get("checks") if isinstance(result.get("checks"), list) else None
+    if isinstance(passed, bool) and isinstance(failed, list) and passed == bool(failed):
+        found.append(
+            Contradiction(
+                "passed", passed, "failedRequired", failed, "passed means no required check failed"
+            )
+        )
+    if checks is not None and isinstance(failed, list):
+        failing = [
+            c.get("label")
+            for c in checks
+            if isinstance(c, dict) and c.get("required") is True and c.get("passed") is False
+        ]
+        if sorted(map(str, failing)) != sorted(map(str, failed)):
+            found.append(
+                Contradiction(
+                    "failedRequired",
+                    failed,
+                    "checks",
+                    failing,
+                    "it lists the required checks that failed",
+                )
+            )
+    total, passed_n = result.get("requiredTotal"), result.get("requiredPassed")
+    if (
+        isinstance(total, int)
+        and isinstance(passed_n, int)
+        and isinstance(failed, list)
+        and passed_n != total - len(failed)
+    ):
+        found.append(
+            Contradiction(
+                "requiredPassed",
+                passed_n,
+                "failedRequired",
+                failed,
+                f"requiredTotal {total} less the failed ones",
+            )
+        )
+    if checks is not None:
+        ok, bad = result.get("checksPassed"), result.get("checksFailed")
+        passing = sum(1 for c in checks if isinstance(c, dict) and c.get("passed") is True)
+        if isinstance(ok, int) and ok != passing:
+            found.append(
+                Contradiction(
+                    "checksPassed", ok, "checks", passing, "it counts the checks that passed"
+                )
+            )
+        if isinstance(bad, int) and bad != len(checks) - passing:
+            found.append(
+                Contradiction(
+                    "checksFailed",
+                    bad,
+                    "checks",
+                    len(checks) - passing,
+                    "it counts the checks that failed",
+                )
+            )
+    return tuple(found)
+
+
+def introduced_contradictions(
+    baseline: Any, run: Any, pointers: Sequence[str]
+) -> tuple[Contradiction, ...]:
+    """The contradictions the accept of ``pointers`` would write that neither side had
+    (a verifier that was inconsistent already is not this accept's doing)."""
+    if not (isinstance(baseline, dict) and isinstance(run, dict)):
+        return ()
+    try:
+        result = splice(baseline, run, pointers, where="result.json")
+    except InputError:
+        return ()  # the accept itself refuses these pointers, and says why
+    had = {(c.field, c.other) for side in (baseline, run) for c in contradictions(side)}
+    return tuple(c for c in contradictions(result) if (c.field, c.other) not in had)
 
 
 def _score_pointers(baseline: dict[str, Any], run: dict[str, Any]) -> list[str]:

@@ -12,7 +12,9 @@ of these names it:
 
 Only a baseline no source names is removed: when unsure, keep. Removal is one batch
 of :mod:`silo_regress.store.transaction` under the writer lock: every file goes, or
-none does, and ``check`` never prunes.
+none does, and ``check`` never prunes. A task one of whose files the batch would
+refuse (a symbolic link, or a path through one) is refused whole in the plan, so
+``--dry-run`` shows exactly what ``prune`` then does: the rest still goes.
 """
 
 from __future__ import annotations
@@ -58,9 +60,19 @@ class Removal:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A task whose baselines stay because the batch would refuse one of its files."""
+
+    ref: TaskRef
+    path: str
+    problem: str
+
+
+@dataclass(frozen=True)
 class PrunePlan:
     removals: tuple[Removal, ...]
     kept: tuple[Kept, ...]
+    refused: tuple[Refused, ...] = ()
 
 
 def plan_prune(
@@ -80,7 +92,7 @@ def plan_prune(
                 "(give the refs as the baseline names spell them, e.g. crm-west/TASK-001)"
             )
         chosen = [Removal(ref, path, True) for ref in refs for path in by_ref[ref]]
-        return PrunePlan(tuple(chosen), ())
+        return _without_refused(config, store, PrunePlan(tuple(chosen), ()))
     discarded = {d.run.key for d in list_discarded(index.runs_dir) if d.run is not None}
     inputs = _input_texts(config)
     removals: list[Removal] = []
@@ -91,7 +103,27 @@ def plan_prune(
             removals += [Removal(ref, path, False) for path in paths]
         elif reason.why is not Known.RUN:
             kept.append(reason)  # an orphan in status, kept here: say why
-    return PrunePlan(tuple(removals), tuple(kept))
+    return _without_refused(config, store, PrunePlan(tuple(removals), tuple(kept)))
+
+
+def _without_refused(config: Config, store: BaselineStore, plan: PrunePlan) -> PrunePlan:
+    """The plan less every task with a file the batch would refuse: the batch is all or
+    nothing, so one such file would otherwise make the real prune remove none."""
+    from silo_regress.store.transaction import containment_problem
+
+    refused: dict[TaskRef, Refused] = {}
+    for removal in plan.removals:
+        if removal.ref in refused:
+            continue
+        problem = containment_problem(
+            store.root, config.project / removal.path, project=config.project
+        )
+        if problem is not None:
+            refused[removal.ref] = Refused(removal.ref, removal.path, problem)
+    if not refused:
+        return plan
+    kept = tuple(r for r in plan.removals if r.ref not in refused)
+    return PrunePlan(kept, plan.kept, tuple(refused.values()))
 
 
 def _known(

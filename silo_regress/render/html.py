@@ -29,6 +29,7 @@ from silo_regress.render.hunks import Row, Span, cut_note, intraline, line_diff,
 from silo_regress.render.summary import (
     Summary,
     TaskLine,
+    counted,
     counts_phrase,
     scored_unit,
     scores_phrase,
@@ -166,6 +167,14 @@ details.matches summary { cursor: pointer; font-weight: 600; padding: .3em 0; }
         f"article.card.k-{kind} td.add span.intra {{ color: var(--{kind}-fg);"
         f" background: var(--{kind}-bg); outline: 1px solid var(--{kind}-fg); }}\n"
         for kind in ("regression", "improvement", "mixed", "drift")
+    )
+    # So do the run's lines and added words: a regression's new values are not drawn
+    # in the "added" green (an improvement keeps it).
+    + "".join(
+        f"article.card.k-{kind} td.add, article.card.k-{kind} td.num.add,"
+        f" article.card.k-{kind} ins.added {{ background: var(--{kind}-bg); }}\n"
+        f"article.card.k-{kind} td.num.add {{ box-shadow: inset 3px 0 var(--{kind}-fg); }}\n"
+        for kind in ("regression", "mixed", "drift")
     )
     + CHART_CSS.lstrip("\n")
 )
@@ -347,7 +356,7 @@ def _counts(summary: Summary) -> list[str]:
         target = "matches" if kind == "match" else _section_of(kind)
         out.append(
             f'<li><a class="badge k-{_kind_class(kind)}" href="#{target}">'
-            f"{n} {escape(kind)}</a></li>"
+            f"{escape(counted(kind, n))}</a></li>"
         )
     out.append("</ul>")
     return out
@@ -432,7 +441,13 @@ def _artifact(outcome: Outcome) -> list[str]:
         out.append('<ul class="behaviour">')
         out += [f"<li>{note_html(note)}</li>" for note in outcome.behaviour]
         out.append("</ul>")
-    if outcome.baseline_text is not None and outcome.run_text is not None:
+    # A diff only for a changed result, as the text report: a stale or crashed run's
+    # card would otherwise show an empty table (or a diff nobody may accept).
+    if (
+        outcome.verdict is Verdict.CHANGED
+        and outcome.baseline_text is not None
+        and outcome.run_text is not None
+    ):
         out += _diff_table(outcome)
     elif outcome.changes:
         out.append('<pre class="changes">')
@@ -445,9 +460,21 @@ def _matches(report: Report) -> list[str]:
     failing = {o.task_label for o in report.outcomes if not o.ok}
     matching = [o for o in report.outcomes if o.ok and o.task_label not in failing]
     tasks = list(dict.fromkeys(o.task_label for o in matching))
-    out = ['<section id="matches" class="group">', f"<h2>Matches ({len(tasks)})</h2>"]
+    # Counted in tasks, and named so: the headline beside it counts artifacts.
+    out = [
+        '<section id="matches" class="group">',
+        f"<h2>Tasks that match all their baselines ({len(tasks)})</h2>",
+    ]
     if not tasks:
-        out += ["<p>No task matches all its baselines.</p>", "</section>"]
+        inside = sum(1 for o in report.outcomes if o.ok)
+        more = (
+            f" {inside} artifact{'s' * (inside != 1)} "
+            f"{'match' if inside != 1 else 'matches'} {'their' if inside != 1 else 'its'} "
+            "baseline in the tasks above."
+            if inside
+            else ""
+        )
+        out += [f"<p>No task matches all its baselines.{more}</p>", "</section>"]
         return out
     out += [
         '<details class="matches">',

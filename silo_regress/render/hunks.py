@@ -4,7 +4,8 @@
 check of a 50 MB artifact usually changes a few lines in the middle. So the common
 prefix and suffix are skipped at C speed on the raw bytes, and only the region in
 between (at most :data:`WINDOW` lines of each side) goes through difflib. Reports
-cap what they print anyway; :class:`LineDiff` says exactly which lines were left out.
+cap what they print anyway; :class:`LineDiff` says exactly which lines were left out,
+and each printed line shows at most ``LINE_CAP`` characters (canon/visible.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from silo_regress.canon.visible import capped
 
 CONTEXT = 3
 WINDOW = 4000  # lines of each side handed to difflib; beyond it the diff is cut
@@ -194,14 +197,14 @@ def unified_lines(diff: LineDiff, *, before_name: str, after_name: str) -> Itera
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 for line in diff.before[i1:i2]:
-                    yield " " + line
+                    yield " " + capped(line)
                 continue
             if tag in {"replace", "delete"}:
                 for line in diff.before[i1:i2]:
-                    yield "-" + line
+                    yield "-" + capped(line)
             if tag in {"replace", "insert"}:
                 for line in diff.after[j1:j2]:
-                    yield "+" + line
+                    yield "+" + capped(line)
 
 
 def cut_note(cut: Cut, *, before_name: str, after_name: str) -> str:
@@ -273,9 +276,9 @@ def side_by_side(diff: LineDiff, *, cap: int) -> tuple[list[Row], int]:
                     Row(
                         tag,
                         None if i is None else diff.before_start + i + 1,
-                        "" if i is None else diff.before[i],
+                        "" if i is None else capped(diff.before[i]),
                         None if j is None else diff.after_start + j + 1,
-                        "" if j is None else diff.after[j],
+                        "" if j is None else capped(diff.after[j]),
                     )
                 )
     if cap and len(rows) > cap:

@@ -109,9 +109,24 @@ def shared_notes(outcomes: Iterable[Outcome]) -> list[SharedNote]:
     ]
 
 
+# The directions are nouns and take a plural; verdicts (stale-run, missing-run) and
+# "mixed" are status words and stay as they are.
+_PLURALS = {
+    "regression": "regressions",
+    "improvement": "improvements",
+    "drift": "drifts",
+    "match": "matches",
+}
+
+
+def counted(kind: str, n: int) -> str:
+    """``3 regressions``, ``1 drift``, ``2 stale-run``."""
+    return f"{n} {_PLURALS.get(kind, kind) if n != 1 else kind}"
+
+
 def counts_phrase(summary: Summary) -> str:
-    """``1 regression, 1 drift, 4 match (6 tasks)``."""
-    parts = ", ".join(f"{n} {kind}" for kind, n in summary.counts)
+    """``3 regressions, 1 drift, 4 matches (8 tasks)``."""
+    parts = ", ".join(counted(kind, n) for kind, n in summary.counts)
     return f"{parts} ({summary.tasks} task{'s' * (summary.tasks != 1)})"
 
 

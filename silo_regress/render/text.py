@@ -65,12 +65,16 @@ class Palette:
         return "".join(_ANSI[s] for s in styles) + text + "\x1b[0m"
 
     def note(self, note: Note) -> str:
-        """A behaviour note: a word diff's ``[-removed-]`` red, ``{+added+}`` green."""
+        """A behaviour note: a word diff's ``[-removed-]`` red, ``{+added+}`` green.
+
+        Its text is escaped once, by wording; here it is only shielded, as the summary
+        line shields it, so both show the same characters."""
         from silo_regress.render.wording import MARKERS, phrase
 
         return "".join(
             self.paint(
-                MARKERS[s.kind][0] + visible(s.text) + MARKERS[s.kind][1], *_SEGMENT_STYLE[s.kind]
+                MARKERS[s.kind][0] + one_line(s.text) + MARKERS[s.kind][1],
+                *_SEGMENT_STYLE[s.kind],
             )
             for s in phrase(note)
         )
@@ -149,12 +153,22 @@ def summary_block(report: Report, *, palette: Palette) -> tuple[list[str], set[s
         out.append(scores)
     width = max((len(line.kind) for line in summary.lines), default=0)
     for line in summary.lines:
-        style = ("green",) if line.kind == "improvement" else ("red",)
-        kind = palette.paint(f"{line.kind:<{width}}", *style)
+        # A direction's colour (drift is neutral cyan, not a regression's red); any
+        # other verdict (stale-run, missing-run, ...) is a failure: red.
+        style = DIRECTION_COLOUR.get(line.kind, "red")
+        kind = palette.paint(f"{line.kind:<{width}}", style)
         out.append(f"  {kind}  {line.label}: {one_line(line.what)}")
+    # Notes shared by the same tasks in the same artifact: the tasks named once, then
+    # each note on its own line (not "same in TASK-001, ..." once per note).
+    groups: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for note in summary.shared:
-        tasks = ", ".join(note.tasks)
-        out.append(f"  same in {tasks} ({note.artifact}): {one_line(note.text)}")
+        groups.setdefault((note.tasks, note.artifact), []).append(note.text)
+    for (tasks, artifact), texts in groups.items():
+        if len(texts) == 1:
+            out.append(f"  same in {', '.join(tasks)} ({artifact}): {one_line(texts[0])}")
+            continue
+        out.append(f"  same in {', '.join(tasks)} ({artifact}):")
+        out.extend(f"    - {one_line(text)}" for text in texts)
     return out, {note.text for note in summary.shared}
 
 

@@ -4,6 +4,14 @@ Every renderer words notes through here. A word diff comes as segments
 (:func:`phrase`), so each format marks removed and added words its own way (colour,
 ``<del>``/``<ins>``); :func:`word` is the plain-text form with ``[-removed-]`` and
 ``{+added+}``, :func:`word_sides` the form without markers (old -> new).
+
+The escaping rule: every agent string in a note is escaped here, once, and no
+renderer escapes a note's text again (they only shield it, which never doubles a
+backslash). Values and check labels are spelled as JSON spells them, quotes
+included, as in the canonical diff beside them (``"C:\\temp"``, ``\u001b``); the
+pieces of a word diff, which stand unquoted, go through
+:func:`~silo_regress.canon.visible.visible` (``C:\\temp``, ``\x1b``). Either way a
+backslash shows doubled and an escape can only mean one character.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from silo_regress.behaviour.notes import (
 from silo_regress.behaviour.result import is_short
 from silo_regress.canon.canonical import JsonValue
 from silo_regress.canon.jsondiff import Missing, show
+from silo_regress.canon.visible import capped, visible
 
 ID_CAP = 12  # ids named per clause of a note; the rest as "and N more"
 MARKERS = {
@@ -65,9 +74,9 @@ def phrase(note: Note, *, marked: bool = True) -> tuple[Segment, ...]:
     markers (``[-`` ``-]`` ``{+`` ``+}``) against it, as the text report prints them.
     """
     if not (isinstance(note, OutputChanged) and note.words is not None):
-        return (Segment(SegmentKind.SAME, _sentence(note)),)
+        return (Segment(SegmentKind.SAME, capped(_sentence(note))),)
     budget = note.limit
-    pieces = [Segment(s.kind, s.text.replace("\n", "⏎")) for s in note.words]
+    pieces = [Segment(s.kind, visible(s.text.replace("\n", "⏎"))) for s in note.words]
     width = sum(len(p.text) + _marker_width(p.kind, marked) for p in pieces)
     if width > budget:
         pieces = _clipped(pieces, budget - 1, marked=marked)
@@ -129,6 +138,11 @@ def clip(text: str, limit: int) -> str:
 
 def _output_prefix(note: OutputChanged) -> str:
     return "agentOutput changed: " if note.path == "/agentOutput" else f"{note.path}: "
+
+
+def _label(label: str) -> str:
+    """A check label as JSON spells it, quotes included: the diff below spells it so."""
+    return show(label)
 
 
 def _change(before: JsonValue | Missing, after: JsonValue | Missing) -> str:
@@ -207,13 +221,13 @@ def _sentence(note: Note) -> str:
         case RewardMoved(baseline=b, run=r):
             return f"reward {_change(b, r)}"
         case CheckFlipped(label=label, baseline=b, run=r):
-            return f'check "{label}" {_pass_word(b)} -> {_pass_word(r)}'
+            return f"check {_label(label)} {_pass_word(b)} -> {_pass_word(r)}"
         case CheckFieldChanged(label=label, field=key, baseline=b, run=r):
-            return f'check "{label}" {key} {_change(b, r)}'
+            return f"check {_label(label)} {key} {_change(b, r)}"
         case CheckAdded(label=label, passed=passed):
-            return f'check "{label}" added ({_pass_word(passed)})'
+            return f"check {_label(label)} added ({_pass_word(passed)})"
         case CheckRemoved(label=label):
-            return f'check "{label}" removed'
+            return f"check {_label(label)} removed"
         case ChecksReordered():
             return "checks reordered"
         case FieldChanged(field=key, baseline=b, run=r):
@@ -224,7 +238,7 @@ def _sentence(note: Note) -> str:
         case OutputChanged(baseline=b, run=r, limit=limit):
             if isinstance(b, str) and isinstance(r, str) and is_short(b, r):
                 return _output_prefix(note) + _change(b, r)
-            return _output_prefix(note) + f"{clip(show(b), limit)} -> {clip(show(r), limit)}"
+            return _output_prefix(note) + f"{capped(show(b), limit)} -> {capped(show(r), limit)}"
         case MoreChanges(scope=scope, count=count):
             return f"{scope}: {count} more changed values"
         case IdsChanged(collection=name, change=kind, gained=gained, lost=lost):
@@ -268,7 +282,7 @@ def _sentence(note: Note) -> str:
             lead = "as of here" if as_of else "recorded"
             return f"{lead}: {'passes' if passes else 'FAILS'}, reward {show(reward)}"
         case FailedRequired(labels=labels):
-            return "failed required: " + ", ".join(f'"{label}"' for label in labels)
+            return "failed required: " + ", ".join(_label(label) for label in labels)
         case ChangesNothing(as_of=as_of):
             return f"{'as of here' if as_of else 'recorded'}: changes nothing"
         case ValuesChanged():

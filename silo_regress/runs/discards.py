@@ -45,8 +45,14 @@ class DiscardedRun:
 
 
 def list_discarded(runs_dir: Path) -> tuple[DiscardedRun, ...]:
-    """Every discarded run, oldest first (by startedAt, then name; unnamed ones last)."""
+    """Every discarded run, oldest first (by startedAt, then name; unnamed ones last).
+
+    A discard directory that is not a real directory (a symlink put in its place) holds
+    no discarded run: it is never followed, so nothing outside is listed as ours.
+    """
     where = discard_dir(runs_dir)
+    if not _is_real_dir(where):
+        return ()
     try:
         with os.scandir(where) as entries:
             names = [e.name for e in entries if not e.name.startswith(".") and _is_dir(e)]
@@ -65,6 +71,27 @@ def list_discarded(runs_dir: Path) -> tuple[DiscardedRun, ...]:
     return tuple(found)
 
 
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def require_real_discard_dir(runs_dir: Path, *, shown: str) -> None:
+    """Refuse a discard directory that is anything but a real directory (or absent).
+
+    A symlink there would move runs to, or bring them back from, wherever it points.
+    """
+    where = discard_dir(runs_dir)
+    if os.path.lexists(where) and not _is_real_dir(where):
+        raise InputError(
+            f"{shown}/{DISCARD_DIR}: not a real directory (a symlink or a file); silo-regress "
+            "keeps discarded runs only in a real directory there and never follows a link: "
+            "remove it, or move it away, and run the command again"
+        )
+
+
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
@@ -80,14 +107,12 @@ def move_out(runs_dir: Path, name: str, *, shown: str) -> Path:
     source = runs_dir / name
     _require_run_dir(source, shown=f"{shown}/{name}")
     target_dir = discard_dir(runs_dir)
+    require_real_discard_dir(runs_dir, shown=shown)
     try:
         target_dir.mkdir(exist_ok=True)
     except OSError as exc:
         raise InputError(f"{shown}/{DISCARD_DIR}: cannot create: {exc.strerror or exc}") from None
-    if os.path.islink(target_dir) or not target_dir.is_dir():
-        raise InputError(
-            f"{shown}/{DISCARD_DIR}: is not a directory; silo-regress keeps discarded runs there"
-        )
+    require_real_discard_dir(runs_dir, shown=shown)  # raced in between: still never followed
     target = target_dir / name
     _rename(source, target, shown=f"{shown}/{name}", clash="a discarded run of that name")
     return target
@@ -95,6 +120,7 @@ def move_out(runs_dir: Path, name: str, *, shown: str) -> Path:
 
 def move_back(runs_dir: Path, name: str, *, shown: str) -> Path:
     """Move discarded run ``name`` back into the runs directory; its restored path."""
+    require_real_discard_dir(runs_dir, shown=shown)
     source = discard_dir(runs_dir) / name
     _require_run_dir(source, shown=f"{shown}/{DISCARD_DIR}/{name}")
     target = runs_dir / name

@@ -19,10 +19,21 @@ renames, and even then the journal restores it.
 A journal is anyone's file once a clone can carry it (``git add -f``), and a
 forged one would make the next writer delete or replace baselines. So a journal
 names the machine and the boot it was written in (hostname and the kernel's boot
-id, which no repository can know) and a random batch token, and only the batch's
-own staging files; anything else is refused (:class:`ForeignJournalError`) and
-left where it is for the user to look at. A power cut is a new boot: that batch
-is refused too, with the same sentence, rather than trusted on its say-so.
+id), and a random batch token that every staging file of the batch carries in its
+name. Hostname and boot id can be copied by anyone who has seen the machine, and a
+clone can carry files named with any token, so neither is the proof: the journal
+also records the identity (``st_dev``, ``st_ino``) of every file the batch staged,
+the new bytes and the hard-linked backups, as the writer saw them when it made
+them. Those numbers are handed out by the file system when the file is created; a
+file checked out of a clone, or written by anyone else, has others, and nothing
+that writes a journal ahead of time can know them. Recovery acts only on a file
+that still has the identity the journal recorded for it, and a journal none of
+whose staging files is provably there is refused (:class:`ForeignJournalError`)
+and left where it is for the user to look at. A power cut is a new boot: that
+batch is refused too, with the same sentence, rather than trusted on its say-so.
+(Why not an HMAC under a key file: the key would live in the same directory a
+clone can fill, or in the user's home where a second checkout or a CI cache
+shares it; the inode is made by the kernel and cannot be carried.)
 """
 
 from __future__ import annotations
@@ -42,6 +53,8 @@ from pathlib import Path
 
 from silo_regress.errors import InputError
 from silo_regress.system.fsio import (
+    TEMP_MARK,
+    TEMP_SUFFIX,
     FileError,
     default_mode,
     describe,
@@ -357,6 +370,7 @@ class _Entry:
     backup: Path | None  # a hard link to the old file; None when there was none
     inode: tuple[int, int]  # (st_dev, st_ino) of the staged file, to know it later
     digest: str | None  # SHA-256 of the new bytes, for recovery after a kill; None: removed
+    backup_inode: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of ``backup`` as staged
 
 
 def commit(
@@ -377,15 +391,18 @@ def commit(
         problem = containment_problem(root, path, project=project)
         if problem is not None:
             raise FileError(f"{shown(path)}: refused: {problem}")
+    import secrets
+
+    token = secrets.token_hex(16)
     with writer_lock(root, command=command, shown=shown(root)):
-        entries = _stage_all(root, files, shown=shown)
+        entries = _stage_all(root, files, token=token, shown=shown)
         try:
-            entries += _stage_removals(root, removals, shown=shown)
+            entries += _stage_removals(root, removals, token=token, shown=shown)
         except BaseException:
             _discard(root, entries)
             raise
         try:
-            _journal(root, entries, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}")
+            _journal(root, entries, token=token, shown=f"{shown(root)}/{WORK_DIR}/{JOURNAL_FILE}")
             _rename_all(root, entries, shown=shown)
         except BaseException:
             _discard(root, entries)
@@ -393,8 +410,22 @@ def commit(
         _forget(root, entries)
 
 
+def _staging_name(target: str, token: str) -> str:
+    """A staging file's name: a temporary name (swept like any) carrying the batch token."""
+    return f".{target}{TEMP_MARK}{token}-{os.urandom(4).hex()}{TEMP_SUFFIX}"
+
+
+def _backup_name(target: str, token: str) -> str:
+    return f"{_staging_name(target, token)[: -len(TEMP_SUFFIX)]}.old"
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    info = os.lstat(path)
+    return (info.st_dev, info.st_ino)
+
+
 def _stage_all(
-    root: Path, files: Sequence[tuple[Path, bytes]], *, shown: Callable[[Path], str]
+    root: Path, files: Sequence[tuple[Path, bytes]], *, token: str, shown: Callable[[Path], str]
 ) -> list[_Entry]:
     work = work_dir(root)
     entries: list[_Entry] = []
@@ -411,17 +442,13 @@ def _stage_all(
                     ) from None
             old_mode = _old_mode(path, shown=shown(path))
             mode = old_mode if old_mode is not None else default_mode()
-            temp = stage(work, temp_name(path.name), data, mode=mode, shown=shown(path))
+            temp = stage(work, _staging_name(path.name, token), data, mode=mode, shown=shown(path))
             info = os.stat(temp)
             backup = None
+            backup_inode = (0, 0)
             if old_mode is not None:
-                backup = work / f"{temp.name[: -len('.tmp')]}.old"
-                try:
-                    os.link(path, backup)
-                except OSError:
-                    # No hard links here (some FUSE file systems): keep a copy instead.
-                    old = read_optional(path, shown=shown(path), follow=False)
-                    stage(work, backup.name, old or b"", mode=old_mode, shown=shown(path))
+                backup = work / f"{temp.name[: -len(TEMP_SUFFIX)]}.old"
+                backup_inode = _back_up(path, backup, mode=old_mode, shown=shown(path))
             entries.append(
                 _Entry(
                     target=path,
@@ -429,6 +456,7 @@ def _stage_all(
                     backup=backup,
                     inode=(info.st_dev, info.st_ino),
                     digest=hashlib.sha256(data).hexdigest(),
+                    backup_inode=backup_inode,
                 )
             )
     except BaseException:
@@ -437,8 +465,19 @@ def _stage_all(
     return entries
 
 
+def _back_up(path: Path, backup: Path, *, mode: int, shown: str) -> tuple[int, int]:
+    """Keep the old file at ``backup`` (a hard link, else a copy); its identity."""
+    try:
+        os.link(path, backup)
+    except OSError:
+        # No hard links here (some FUSE file systems): keep a copy instead.
+        old = read_optional(path, shown=shown, follow=False)
+        stage(backup.parent, backup.name, old or b"", mode=mode, shown=shown)
+    return _identity(backup)
+
+
 def _stage_removals(
-    root: Path, removals: Sequence[Path], *, shown: Callable[[Path], str]
+    root: Path, removals: Sequence[Path], *, token: str, shown: Callable[[Path], str]
 ) -> list[_Entry]:
     """A backup (hard link, else a copy) of each file to remove; nothing is removed yet."""
     work = work_dir(root)
@@ -448,13 +487,18 @@ def _stage_removals(
             old_mode = _old_mode(path, shown=shown(path))
             if old_mode is None:
                 continue  # already gone: nothing to remove, nothing to put back
-            backup = work / f"{temp_name(path.name)[: -len('.tmp')]}.old"
-            try:
-                os.link(path, backup)
-            except OSError:
-                old = read_optional(path, shown=shown(path), follow=False)
-                stage(work, backup.name, old or b"", mode=old_mode, shown=shown(path))
-            entries.append(_Entry(target=path, temp=None, backup=backup, inode=(0, 0), digest=None))
+            backup = work / _backup_name(path.name, token)
+            backup_inode = _back_up(path, backup, mode=old_mode, shown=shown(path))
+            entries.append(
+                _Entry(
+                    target=path,
+                    temp=None,
+                    backup=backup,
+                    inode=(0, 0),
+                    digest=None,
+                    backup_inode=backup_inode,
+                )
+            )
     except BaseException:
         _discard(root, entries)
         raise
@@ -486,20 +530,21 @@ def _old_mode(path: Path, *, shown: str) -> int | None:
     return stat.S_IMODE(info.st_mode)
 
 
-def _journal(root: Path, entries: Sequence[_Entry], *, shown: str) -> None:
-    import secrets
-
+def _journal(root: Path, entries: Sequence[_Entry], *, token: str, shown: str) -> None:
     work = work_dir(root)
     host, boot = machine_identity()
     document = {
-        "batch": secrets.token_hex(16),
+        "batch": token,
         "host": host,
         "boot": boot,
         "pid": os.getpid(),
         "entries": [
             {
                 "target": str(e.target.relative_to(root)),
+                "temp": e.temp.name if e.temp is not None else None,
+                "staged": list(e.inode) if e.temp is not None else None,
                 "backup": e.backup.name if e.backup is not None else None,
+                "backupStaged": list(e.backup_inode) if e.backup is not None else None,
                 "sha256": e.digest,
             }
             for e in entries
@@ -597,12 +642,27 @@ def _forget(root: Path, entries: Sequence[_Entry]) -> None:
                 os.unlink(entry.backup)
 
 
+@dataclass(frozen=True)
+class _Recorded:
+    """One entry of a journal as read back: what the batch did to ``target`` and the
+    identity (st_dev, st_ino) of each staging file when the writer made it."""
+
+    target: Path
+    digest: str | None  # SHA-256 of the new bytes; None: the batch removed ``target``
+    temp: Path | None
+    staged: tuple[int, int] | None
+    backup: Path | None
+    backup_staged: tuple[int, int] | None
+
+
 def recover(root: Path, *, shown: str = "baselines") -> int:
     """Roll back the batch a killed writer left half renamed; the number of files put back.
 
-    Only this machine's own batch (:func:`_own_entries`) is followed, and only
-    files that still hold that batch's bytes are touched: a file someone changed
-    since is theirs. Raises :class:`ForeignJournalError` for any other journal.
+    Only this machine's own batch (:func:`_own_entries`) is followed, and of it only
+    files that still are the very files the batch staged (same identity, same bytes):
+    a file someone changed or replaced since is theirs. Raises
+    :class:`ForeignJournalError` for any other journal, and for one none of whose
+    staging files is provably there while it names files that exist.
     """
     work = work_dir(root)
     path = work / JOURNAL_FILE
@@ -610,35 +670,79 @@ def recover(root: Path, *, shown: str = "baselines") -> int:
     if not os.path.lexists(path):
         return 0
     entries = _own_entries(root, path, label=label)
+    if not any(_proven(e) for e in entries) and any(_touches(e) for e in entries):
+        raise _foreign(
+            label,
+            "none of the staging files it names is a file this writer made (a journal "
+            "records each one's file identity, and these differ or are missing)",
+        )
     restored = 0
-    for target, backup, digest in entries:
+    for entry in entries:
         with contextlib.suppress(OSError, InputError):
-            if digest is None:  # a removal: its file goes back only if it is still gone
-                if backup is not None and not os.path.lexists(target) and os.path.lexists(backup):
-                    os.replace(backup, target)
-                    restored += 1
-                continue
-            current = read_optional(target, shown=str(target), follow=False)
-            if current is None or hashlib.sha256(current).hexdigest() != digest:
-                continue
-            if backup is not None:
-                if os.path.lexists(backup):
-                    os.replace(backup, target)
-                    restored += 1
-            else:
-                os.unlink(target)
-                restored += 1
+            restored += _roll_back_one(entry)
     with contextlib.suppress(OSError):
         os.unlink(path)
     return restored
 
 
-def _own_entries(
-    root: Path, path: Path, *, label: str
-) -> list[tuple[Path, Path | None, str | None]]:
-    """The (target, backup, sha256) a journal names, when it is provably this machine's
-    own interrupted batch and names nothing but baselines and its staging files. A
-    removal has no sha256 (the file is meant to be gone) and always a backup."""
+def _roll_back_one(entry: _Recorded) -> int:
+    target, backup = entry.target, entry.backup
+    backup_ours = backup is not None and _is_identity(backup, entry.backup_staged)
+    if entry.digest is None:  # a removal: its file goes back only if it is still gone
+        if backup is not None and backup_ours and not os.path.lexists(target):
+            os.replace(backup, target)
+            return 1
+        return 0
+    if not _is_identity(target, entry.staged):
+        return 0  # never renamed into place, or replaced since: not the batch's file
+    current = read_optional(target, shown=str(target), follow=False)
+    if current is None or hashlib.sha256(current).hexdigest() != entry.digest:
+        return 0
+    if backup is None:
+        os.unlink(target)
+        return 1
+    if backup_ours:
+        os.replace(backup, target)
+        return 1
+    return 0
+
+
+def _is_identity(path: Path, identity: tuple[int, int] | None) -> bool:
+    if identity is None:
+        return False
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) == identity
+
+
+def _proven(entry: _Recorded) -> bool:
+    """Whether a file this entry's batch staged is still there, as the writer made it
+    (a backup already put back counts: a recovery killed part-way is resumed)."""
+    return any(
+        _is_identity(where, identity)
+        for where, identity in (
+            (entry.target, entry.staged),
+            (entry.target, entry.backup_staged),
+            (entry.temp, entry.staged),
+            (entry.backup, entry.backup_staged),
+        )
+        if where is not None
+    )
+
+
+def _touches(entry: _Recorded) -> bool:
+    return any(
+        os.path.lexists(where) for where in (entry.target, entry.backup) if where is not None
+    )
+
+
+def _own_entries(root: Path, path: Path, *, label: str) -> list[_Recorded]:
+    """The entries a journal names, when it is this machine's own interrupted batch by
+    its host, boot and token, and names nothing but baselines and staging files that
+    carry its token. Whether those files are the ones the batch made is
+    :func:`_proven`'s question."""
     try:
         data = read_optional(path, shown=label, follow=False, limit=1 << 24)
         document = json.loads(data or b"null")
@@ -649,34 +753,65 @@ def _own_entries(
     host, boot = machine_identity()
     if document.get("host") != host:
         raise _foreign(label, f"it was written on host {document.get('host')!r}, not {host!r}")
-    if document.get("boot") != boot or not isinstance(document.get("batch"), str):
+    token = document.get("batch")
+    if document.get("boot") != boot or not isinstance(token, str):
         raise _foreign(label, "it was written before this machine last started (or elsewhere)")
+    if len(token) != 32 or any(c not in "0123456789abcdef" for c in token):
+        raise _foreign(label, "its batch token is not one this silo-regress makes")
     work = work_dir(root)
-    found: list[tuple[Path, Path | None, str | None]] = []
+    found: list[_Recorded] = []
     for n, item in enumerate(document["entries"]):
-        target_text = item.get("target") if isinstance(item, dict) else None
-        digest = item.get("sha256") if isinstance(item, dict) else None
-        backup = item.get("backup") if isinstance(item, dict) else None
+        if not isinstance(item, dict):
+            raise _foreign(label, f"entry {n} names no target and digest")
+        target_text, digest, backup = item.get("target"), item.get("sha256"), item.get("backup")
         removal = digest is None and backup is not None
         if not isinstance(target_text, str) or not (isinstance(digest, str) or removal):
             raise _foreign(label, f"entry {n} names no target and digest")
         target = root / target_text
         if Path(target_text).is_absolute() or containment_problem(root, target) is not None:
             raise _foreign(label, f"entry {n} names a file outside the baselines directory")
-        if backup is None:
-            found.append((target, None, digest))
-            continue
-        # A backup is one of the batch's staging files: "<temp name>.old" in the work
-        # directory, a regular file, never a path elsewhere.
-        if (
-            not isinstance(backup, str)
-            or "/" in backup
-            or not backup.endswith(".old")
-            or not is_temp_name(backup[: -len(".old")] + ".tmp")
-        ):
-            raise _foreign(label, f"entry {n} names a backup that is not a staging file")
-        found.append((target, work / backup, digest))
+        temp = _staging_file(item.get("temp"), token=token, suffix=TEMP_SUFFIX)
+        backup_file = _staging_file(backup, token=token, suffix=".old")
+        if temp is False or backup_file is False:
+            raise _foreign(label, f"entry {n} names a staging file that is not this batch's")
+        found.append(
+            _Recorded(
+                target=target,
+                digest=digest if isinstance(digest, str) else None,
+                temp=work / temp if isinstance(temp, str) else None,
+                staged=_identity_of(item.get("staged")),
+                backup=work / backup_file if isinstance(backup_file, str) else None,
+                backup_staged=_identity_of(item.get("backupStaged")),
+            )
+        )
     return found
+
+
+def _staging_file(name: object, *, token: str, suffix: str) -> str | bool | None:
+    """``name`` when it is one of the batch's staging files in the work directory (its
+    token in the name, never a path), None when absent, False when anything else."""
+    if name is None:
+        return None
+    if (
+        not isinstance(name, str)
+        or "/" in name
+        or "\\" in name
+        or not name.startswith(".")
+        or not name.endswith(suffix)
+        or f"{TEMP_MARK}{token}-" not in name
+    ):
+        return False
+    return name
+
+
+def _identity_of(value: object) -> tuple[int, int] | None:
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return (value[0], value[1])
+    return None
 
 
 def _foreign(label: str, why: str) -> ForeignJournalError:

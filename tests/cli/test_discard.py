@@ -121,3 +121,50 @@ def test_the_run_cache_sees_a_discard_and_a_restore(project: SiloProject) -> Non
     assert project.cli("restore", newest.name).exit_code == 0
     back = index_runs_cached(project.runs_dir, min_runs=2, racy_ns=0)
     assert back.newest("crm-west", "TASK-001").name == newest.name  # type: ignore[union-attr]
+
+
+def test_a_path_is_never_a_run_name_baselines_and_outside_stay_put(project: SiloProject) -> None:
+    _, bad = _experiment(project)
+    outside = project.root.parent / "X"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    before = project.baseline_bytes()
+    for arg in ("../../baselines", "../../../X", f"./{bad.name}", f"{bad.name}/", ".", ".."):
+        result = project.cli("discard", arg)
+        assert result.exit_code == 3, (arg, result.output)
+        assert "is not a run name" in result.stderr or "neither" in result.stderr, result.stderr
+    assert project.baseline_bytes() == before
+    assert (outside / "keep.txt").read_text() == "mine"
+    assert bad.is_dir() and not (project.runs_dir / DISCARD_DIR).exists()
+
+
+def test_restoring_what_is_not_discarded_is_refused_not_an_empty_undo(
+    project: SiloProject,
+) -> None:
+    _, bad = _experiment(project)
+    assert project.cli("discard", bad.name).exit_code == 0
+    other = project.add_run("TASK-001", started="2026-03-16T11:00:00.000Z")
+    for arg in (f"../{other.name}", other.name, "../../baselines"):
+        result = project.cli("restore", arg)
+        assert result.exit_code == 3, (arg, result.output)
+        assert "undo with" not in result.stdout
+    assert other.is_dir()
+
+
+def test_a_discard_folder_replaced_by_a_symlink_is_neither_listed_nor_restored_through(
+    project: SiloProject, tmp_path: Path
+) -> None:
+    _, bad = _experiment(project)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    decoy = project.add_run("TASK-001", name="run_decoy")
+    os.rename(decoy, elsewhere / "run_decoy")
+    (project.runs_dir / DISCARD_DIR).symlink_to(elsewhere, target_is_directory=True)
+    status = project.cli("status")
+    assert "run_decoy" not in status.stdout
+    restored = project.cli("restore", "run_decoy")
+    assert restored.exit_code == 3, restored.output
+    assert "not a real directory" in restored.stderr
+    assert (elsewhere / "run_decoy").is_dir() and not (project.runs_dir / "run_decoy").exists()
+    discarded = project.cli("discard", bad.name)
+    assert discarded.exit_code == 3 and bad.is_dir()

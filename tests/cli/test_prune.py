@@ -166,3 +166,33 @@ def test_check_never_prunes(project: SiloProject) -> None:
     assert project.cli("check").exit_code == 1  # missing-run, reported
     assert project.baseline_bytes() == before
     assert not (project.runs_dir / DISCARD_DIR).exists()
+
+
+def test_the_dry_run_says_what_the_real_prune_does_with_a_symlinked_baseline(
+    project: SiloProject, tmp_path: Path
+) -> None:
+    runs = _recorded(project, "TASK-001", "TASK-002", "TASK-003")
+    for task in ("TASK-002", "TASK-003"):
+        shutil.rmtree(runs[task])  # both tasks are gone
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_bytes(b"not a baseline of this project\n")
+    link = project.baselines / "TASK-003.result.json"
+    link.unlink()
+    link.symlink_to(elsewhere)
+    dry = project.cli("prune", "--dry-run")
+    real = project.cli("prune")
+    assert dry.exit_code == real.exit_code == 0, (dry.output, real.output)
+    shown = (
+        "refused TASK-003: baselines/TASK-003.result.json is a symbolic link (writes never "
+        "follow one); none of its baselines is removed"
+    )
+    assert shown in dry.stdout and shown in real.stdout
+    assert "would remove baselines/TASK-003" not in dry.stdout  # a task goes whole or not
+    assert "dry run: 2 files would be removed; nothing was" in dry.stdout
+    assert "2 files removed" in real.stdout
+    # the same plan: every line but the verb and the closing one is the same
+    strip = [line.replace("would remove", "removed") for line in dry.stdout.splitlines()[:-1]]
+    assert strip == real.stdout.splitlines()[:-1]
+    assert link.is_symlink() and elsewhere.read_bytes() == b"not a baseline of this project\n"
+    assert not {n for n in project.baseline_bytes() if n.startswith("TASK-002")}
+    assert (project.baselines / "TASK-003.state-diff.json").is_file()

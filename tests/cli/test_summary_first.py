@@ -20,7 +20,7 @@ def test_identical_notes_across_tasks_fold_into_one_line(project: SiloProject) -
     )
     out = project.cli("check").stdout
     lines = out.splitlines()
-    assert lines[1] == "by task: 1 regression, 2 drift (3 tasks)"
+    assert lines[1] == "by task: 1 regression, 2 drifts (3 tasks)"
     assert lines[2] == "pass rate 3/3 -> 2/3, total reward 3 -> 2 over 3 tasks with results"
     # One line per task, regressions first.
     assert lines[3].startswith("  regression  TASK-002 (crm-west): now FAILS")
@@ -28,10 +28,12 @@ def test_identical_notes_across_tasks_fold_into_one_line(project: SiloProject) -
         "  drift       TASK-003 (crm-west): auditLog: now also adds AUD-0002"
     )
     assert lines[5].startswith("  drift       TASK-004 (crm-west): ")
-    # Shared notes once, in the reader's words, naming the tasks.
+    # Shared notes once, in the reader's words, naming the tasks once for all of them.
+    shared = lines.index("  same in TASK-003 (crm-west), TASK-004 (crm-west) (state-diff.json):")
     assert (
-        "  same in TASK-003 (crm-west), TASK-004 (crm-west) (state-diff.json): "
-        "opportunities: no longer changes OPP-005; now also changes OPP-007"
-    ) in lines
+        "    - opportunities: no longer changes OPP-005; now also changes OPP-007"
+        in lines[shared + 1 : shared + 3]
+    )
+    assert out.count("same in ") == 1
     assert out.count("now also changes OPP-007") == 3  # two summary lines + the folded one
     assert "    - and 2 shared with other tasks (listed above)" in out

@@ -64,7 +64,7 @@ def test_reject_discards_the_run_and_settles_every_item_it_judged(project: SiloP
     child.expect(PROMPT)
     child.send("r")
     child.expect(f"rejected run {run.name} \\(TASK-003\\): moved to .silo/runs/{DISCARD_DIR}/")
-    child.expect(r"\[2/2\] drift")  # TASK-003's state diff went with its run
+    child.expect(r"\[3/3\] drift")  # TASK-003's state diff went with its run: 2 of 3 done
     child.expect(PROMPT)
     child.send("s")
     child.expect("3 to review: accepted 0, rejected 2, skipped 1")
@@ -107,14 +107,26 @@ def test_undo_restores_the_exact_previous_bytes_and_brings_the_item_back(
     child.expect(PROMPT)
     assert project.baseline_bytes() == before
     child.send("s")  # the state diff
-    child.expect(r"\[3/4\] regression")  # the undone item is back, right after
+    # The undone item is back, right after, counted as the second done of three: the
+    # counter never runs past the total (it said [3/4], then [3/5]).
+    child.expect(r"\[2/3\] regression")
     child.expect("CHANGED  TASK-003.*result.json")
+    child.expect(PROMPT)
+    child.send("a")
+    child.expect("accepted baselines/TASK-003.result.json")
+    child.expect(r"\[3/3\] drift")
+    child.expect(PROMPT)
+    child.send("u")
+    child.expect("undid the accept of TASK-003 result.json")
+    child.expect(PROMPT)
+    child.send("s")
+    child.expect(r"\[3/3\] regression")  # undone again: back as the last open item
     child.expect(PROMPT)
     child.send("u")
     child.expect("nothing to undo")
     child.expect(PROMPT)
     child.send("q")
-    child.expect("3 to review: accepted 0, rejected 0, skipped 1, not reviewed 2, undone 1")
+    child.expect("3 to review: accepted 0, rejected 0, skipped 2, not reviewed 1, undone 2")
     finish(child)
     assert project.baseline_bytes() == before
 
@@ -177,7 +189,7 @@ def test_undo_of_a_new_baseline_removes_it(project: SiloProject) -> None:
     child.expect(r"\[1/4\] missing-baseline")
     child.expect(PROMPT)
     child.send("a")
-    child.expect(r"\[2/3\] missing-baseline")  # TASK-010's other artifact went with it
+    child.expect(r"\[3/4\] missing-baseline")  # TASK-010's other artifact went with it
     child.expect(PROMPT)
     assert "TASK-010.result.json" in project.baseline_bytes()
     child.send("u")
@@ -238,6 +250,45 @@ def test_a_partial_accept_that_mixes_scores_says_so_and_asks(project: SiloProjec
     child.send("q")
     finish(child)
     assert json.loads(text(project, "TASK-003.result.json"))["passed"] is False
+
+
+def test_a_partial_accept_names_the_fields_it_would_leave_disagreeing(
+    project: SiloProject,
+) -> None:
+    project.add_run("TASK-001", started="2026-03-16T09:00:00.000Z")
+    assert project.cli("record", "TASK-001").exit_code == 0
+    failing = [
+        {"label": "Lead qualified", "passed": False, "detail": "", "required": True},
+        {"label": "Note logged", "passed": True, "detail": "AUD-0001", "required": False},
+    ]
+    project.add_run(
+        "TASK-001",
+        started="2026-03-16T10:00:00.000Z",
+        result=make_result(passed=False, reward=0.5, checks=failing),
+    )
+    before = project.baseline_bytes()
+    child = spawn(project, "TASK-001")
+    child.expect(PROMPT)
+    child.send("p")
+    child.expect(r"empty: none\) > ")
+    child.sendline("/passed")
+    child.expect("these paths leave result.json inconsistent")
+    child.expect(r"passed false but failedRequired \[\]: passed means no required check failed")
+    child.expect(r"write it anyway\? \[y/N\] > ")
+    child.send("n")
+    child.expect(PROMPT)
+    child.send("p")
+    child.expect(r"empty: none\) > ")
+    child.sendline("/failedRequired")
+    child.expect(r'passed true but failedRequired \["Lead qualified"\]')
+    child.expect(r'failedRequired \["Lead qualified"\] but checks \[\]')
+    child.expect(r"requiredPassed 1 but failedRequired")
+    child.expect(r"\[y/N\] > ")
+    child.send("n")
+    child.expect(PROMPT)
+    child.send("q")
+    finish(child)
+    assert project.baseline_bytes() == before
 
 
 def test_consistent_paths_are_written_without_a_question(project: SiloProject) -> None:
@@ -314,7 +365,8 @@ def test_a_stale_run_can_be_rejected_but_not_accepted(project: SiloProject) -> N
     assert "stale-run" in project.cli("check").stdout
     child = spawn(project)
     child.expect("stale-run")
-    child.expect(PROMPT)
+    # The keys offered are the ones that work: no [a]ccept, [p]aths or accept [A]ll.
+    child.expect(r"\n\[r\]eject run  \[s\]kip  \[u\]ndo  full \[d\]iff  \[q\]uit > ")
     child.send("a")
     child.expect("a stale-run result cannot be accepted: \\[r\\]eject its run")
     child.expect(PROMPT)

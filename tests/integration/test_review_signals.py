@@ -163,17 +163,30 @@ def test_the_journal_puts_back_a_removed_file_after_a_kill(project: SiloProject)
     writer restores it from the backup (the transaction's recovery, for removals)."""
     import json
 
-    from silo_regress.store.transaction import JOURNAL_FILE, WORK_DIR, machine_identity, recover
+    from silo_regress.store.transaction import (
+        JOURNAL_FILE,
+        WORK_DIR,
+        ForeignJournalError,
+        machine_identity,
+        recover,
+    )
 
     root = project.baselines
     work = root / WORK_DIR
     work.mkdir(parents=True)
     target = root / "TASK-001.result.json"
-    backup = work / ".TASK-001.result.json.silo-regress-0000.old"
+    token = "b0" * 16  # every staging file of a batch carries its token in its name
+    backup = work / f".TASK-001.result.json.silo-regress-{token}-0000.old"
     backup.write_bytes(b"old bytes\n")
     host, boot = machine_identity()  # a journal is followed only on the machine that wrote it
-    entry = {"target": target.name, "backup": backup.name, "sha256": None}
-    journal = {"host": host, "boot": boot, "batch": "b0", "entries": [entry]}
+    identity = [backup.stat().st_dev, backup.stat().st_ino]  # as the writer saw it, staging
+    entry: dict[str, object] = {"target": target.name, "backup": backup.name, "sha256": None}
+    journal = {"host": host, "boot": boot, "batch": token, "entries": [entry]}
+    (work / JOURNAL_FILE).write_text(json.dumps(journal))
+    with pytest.raises(ForeignJournalError, match="none of the staging files"):
+        recover(root)  # without the backup's identity nothing proves the batch made it
+    assert not target.exists()
+    entry["backupStaged"] = identity
     (work / JOURNAL_FILE).write_text(json.dumps(journal))
     assert recover(root) == 1
     assert target.read_bytes() == b"old bytes\n"

@@ -361,7 +361,8 @@ def _entry_for(project: SiloProject, name: str, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "shape", ["0.2-list", "other-host", "other-boot", "backup-outside", "target-outside"]
+    "shape",
+    ["0.2-list", "other-host", "other-boot", "backup-outside", "target-outside", "same-machine"],
 )
 def test_a_forged_journal_is_refused_and_left_alone(tmp_path: Path, shape: str) -> None:
     import socket
@@ -381,6 +382,8 @@ def test_a_forged_journal_is_refused_and_left_alone(tmp_path: Path, shape: str) 
         "other-boot": {**own, "boot": "00000000-0000-0000-0000-000000000000", "entries": [entry]},
         "backup-outside": {**own, "entries": [{**entry, "backup": "../../../evil.old"}]},
         "target-outside": {**own, "entries": [{**entry, "target": "../pyproject.toml"}]},
+        # Host and boot id copied, the file's identity guessed: no staging file is ours.
+        "same-machine": {**own, "entries": [{**entry, "staged": [1, 2]}]},
     }[shape]
     if shape == "other-boot" and not boot:
         pytest.skip("this kernel names no boot id")
@@ -393,6 +396,48 @@ def test_a_forged_journal_is_refused_and_left_alone(tmp_path: Path, shape: str) 
     assert journal.exists(), "left alone for the user to look at"
     after = {k: v for k, v in project.baseline_bytes().items() if ".silo-regress-tmp" not in k}
     assert after == before, "no baseline deleted, replaced or written"
+
+
+def test_a_journal_forged_on_this_machine_does_not_make_fmt_delete_a_baseline(
+    tmp_path: Path,
+) -> None:
+    """Hostname and boot id copied, a token and staging files named with it carried too:
+    still not the files this writer made, so fmt refuses and says how to go on."""
+    import socket
+
+    from silo_regress.store.transaction import machine_identity
+
+    project = make_project(tmp_path / "project")
+    project.add_run("TASK-001")
+    project.add_run("TASK-002")
+    assert project.cli("record", "--all").exit_code == 0
+    before = project.baseline_bytes()
+    host, boot = machine_identity()
+    assert host == socket.gethostname()
+    token = "ab" * 16
+    backup = f".TASK-002.result.json.silo-regress-{token}-00000000.old"
+    journal = _forge_journal(
+        project,
+        {
+            "batch": token,
+            "host": host,
+            "boot": boot,
+            "pid": 1,
+            "entries": [
+                _entry_for(project, "TASK-001.result.json"),
+                {**_entry_for(project, "TASK-002.result.json"), "backup": backup},
+            ],
+        },
+    )
+    (journal.parent / backup).write_text('{"forged": true}\n')
+    result = project.cli("fmt")
+    assert result.exit_code == 3, result.output
+    assert "journal.json: refused: none of the staging files it names" in result.stderr
+    assert "remove the directory" in result.stderr
+    assert "canonical" not in result.stdout
+    assert journal.exists()
+    after = {k: v for k, v in project.baseline_bytes().items() if ".silo-regress-tmp" not in k}
+    assert after == before
 
 
 # --- discovery outside git --------------------------------------------------------
