@@ -41,9 +41,9 @@ LAYERS: list[tuple[str, ...]] = [
 PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.system": [("fsio", "cpus")],
     "silo_regress.canon": [
-        ("pointer", "prefilter", "visible"),
+        ("pointer", "prefilter", "visible", "markers"),
         ("canonical", "volatile"),
-        ("jsondiff",),
+        ("jsondiff", "jsonmerge"),
     ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
     "silo_regress.stats": [
