@@ -103,10 +103,11 @@ def init(
 
     Writes silo-regress.toml (or adds [tool.silo-regress] to an existing
     pyproject.toml) with the environment and agent it can infer, writes
-    baselines/.gitattributes (git never converts baseline bytes; diffs as text),
-    adds .silo/ (and .venv/, when the project holds one) to .gitignore, then prints
-    the pre-commit, husky and lefthook hooks and a GitHub Actions workflow to copy,
-    each naming the project when it sits below the top of the repository.
+    baselines/.gitattributes (git never converts baseline bytes; diffs as text; merges
+    go through merge-driver), adds .silo/ (and .venv/, when the project holds one) to
+    .gitignore, then prints the git config line that sets the merge driver up, the
+    pre-commit, husky and lefthook hooks and a GitHub Actions workflow to copy, each
+    naming the project when it sits below the top of the repository.
     """
     from silo_regress.errors import GitError
     from silo_regress.project.config import NoProjectError, find_project, load_config
@@ -136,6 +137,7 @@ def init(
     venv = scaffold.ignore_venv(project)
     if venv is not None:
         steps.append(venv)
+    steps.append(scaffold.register_merge_driver(config.baselines_dir))
     try:
         top: Path | None = gitio.find_repository(project).root
     except GitError:
@@ -154,6 +156,8 @@ def init(
         out(f"{step.state.value:<10} {shown}: {step.what}\n")
     at = f"the top of the repository ({top})" if layout.prefix else "the top of the repository"
     out(
+        "\nMerge baselines by JSON key (once per clone: a committed .gitattributes cannot "
+        f"register a merge driver):\n\n    {scaffold.DRIVER_CONFIG}\n"
         f"\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml at {at} "
         "and run `pre-commit install`\n(or run `silo-regress install-hook` for a plain git "
         "hook):\n\n"

@@ -105,6 +105,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("stability",),
     ],
     "silo_regress.commands": [
+        ("mergedriver", "resolution"),  # git's merge driver; fmt --resolve
         ("sources", "rollouts"),
         ("rounds",),
         ("checking",),
@@ -113,7 +114,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("common", "failon", "rolloutoptions"),
         ("output",),
         ("options", "app"),
-        ("gitcmds", "runner"),
+        ("gitcmds", "runner", "mergedriver"),
         ("checking",),
         ("quick", "core", "reports", "review", "discard", "prune"),
     ],
