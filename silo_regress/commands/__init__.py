@@ -6,4 +6,7 @@ runner, the judges, the recorders, the reports), never prints and never picks an
 code: ``cli/`` parses the command line, calls one use case, renders its result and maps
 it to an exit code (DESIGN.md, "Refinement in 0.4"). Progress that a person watches
 live reaches the CLI through a callback, as typed events.
+
+- :mod:`.mergedriver`: git's merge driver: a baseline merged by JSON key, a tally never;
+- :mod:`.resolution`: ``fmt --resolve``: conflicted baselines merged from their markers.
 """
