@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from silo_regress.canon.jsonmerge import merge_documents
+from silo_regress.canon.jsonmerge import DocumentMerge, merge_documents
 from silo_regress.canon.markers import has_markers, split_sides
 from silo_regress.errors import InputError
 from silo_regress.project.config import Config
@@ -36,6 +36,7 @@ class BaseFrom(enum.Enum):
     DIFF3 = "the diff3 markers"
     INDEX = "git's index (stage 1)"
     NONE = "nowhere: a conflict wherever the sides differ"
+    STAGES = "git's index, with both sides (the markers held no JSON)"
 
 
 @dataclass(frozen=True)
@@ -94,30 +95,44 @@ def resolve_conflicts(config: Config, paths: Sequence[Path]) -> Resolution:
                 error = conflicted_tally(data, source=shown, task=str(ref) if ref else None)
                 if error is not None:
                     raise error
-            sides = split_sides(data, source=shown)
-            assert sides is not None  # has_markers held
-            base, origin = sides.base, BaseFrom.DIFF3
-            if base is None:
-                base = _stage_one(path)
-                origin = BaseFrom.INDEX if base is not None else BaseFrom.NONE
-            done = merge_documents(
-                base,
-                sides.ours,
-                sides.theirs,
-                name=path.name,
-                sources=(
-                    f"{shown} (base from {origin.value})",
-                    f"{shown} (ours)",
-                    f"{shown} (theirs)",
-                ),
-                labels=LABELS,
-            )
+            done, origin = _merged(path, data, shown=shown)
             writes.append((path, done.text))
             pointers = tuple(c.shown for c in done.merge.conflicts)
             resolved.append(ResolvedFile(shown=shown, base=origin, pointers=pointers))
         if writes:
             store.write(writes, command="fmt")
     return Resolution(tuple(resolved), tuple(unmarked))
+
+
+def _merged(path: Path, data: bytes, *, shown: str) -> tuple[DocumentMerge, BaseFrom]:
+    """The merge of the sides the markers hold, with the best base there is.
+
+    Git's line merge can take one side's half of a changed member outside the markers
+    (a key then appears twice in the other side read back). While the merge is in
+    progress git's index still holds both sides whole (stages 2 and 3): a side read
+    from the markers that is not JSON is then merged from there instead."""
+    sides = split_sides(data, source=shown)
+    assert sides is not None  # the caller saw markers
+    stages: dict[int, bytes] | None = None
+    base, origin = sides.base, BaseFrom.DIFF3
+    if base is None:
+        stages = _stages(path)
+        base = stages.get(1)
+        origin = BaseFrom.INDEX if base is not None else BaseFrom.NONE
+    sources = (f"{shown} (base from {origin.value})", f"{shown} (ours)", f"{shown} (theirs)")
+    try:
+        done = merge_documents(
+            base, sides.ours, sides.theirs, name=path.name, sources=sources, labels=LABELS
+        )
+    except InputError:
+        stages = _stages(path) if stages is None else stages
+        if not {1, 2, 3} <= stages.keys():
+            raise
+        done = merge_documents(
+            stages[1], stages[2], stages[3], name=path.name, sources=sources, labels=LABELS
+        )
+        return done, BaseFrom.STAGES
+    return done, origin
 
 
 def _relpath(store: BaselineStore, path: Path) -> str | None:
@@ -146,9 +161,11 @@ def _conflicted_files(store: BaselineStore) -> list[Path]:
     return found
 
 
-def _stage_one(path: Path) -> bytes | None:
-    """The common ancestor git's index holds while a merge of ``path`` is in progress."""
+def _stages(path: Path) -> dict[int, bytes]:
+    """Base (1), ours (2) and theirs (3) as git's index holds them while a merge of
+    ``path`` is in progress; empty when none is."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    found: dict[int, bytes] = {}
     try:
         listed = subprocess.run(
             ["git", "ls-files", "-u", "-z", "--", path.name],
@@ -157,14 +174,12 @@ def _stage_one(path: Path) -> bytes | None:
             env=env,
             check=False,
         )
-    except OSError:
-        return None
-    if listed.returncode != 0:
-        return None
-    for entry in listed.stdout.split(b"\0"):
-        info, _, _ = entry.partition(b"\t")
-        fields = info.split()
-        if len(fields) == 3 and fields[2] == b"1":
+        if listed.returncode != 0:
+            return found
+        for entry in listed.stdout.split(b"\0"):
+            fields = entry.partition(b"\t")[0].split()
+            if len(fields) != 3 or fields[2] not in (b"1", b"2", b"3"):
+                continue
             blob = subprocess.run(
                 ["git", "cat-file", "blob", fields[1].decode()],
                 cwd=path.parent,
@@ -172,5 +187,8 @@ def _stage_one(path: Path) -> bytes | None:
                 env=env,
                 check=False,
             )
-            return blob.stdout if blob.returncode == 0 else None
-    return None
+            if blob.returncode == 0:
+                found[int(fields[2])] = blob.stdout
+    except OSError:
+        return {}
+    return found

@@ -246,3 +246,20 @@ def test_merge_driver_protocol_writes_the_result_into_ours(tmp_path: Path) -> No
     done = project.cli("merge-driver", str(files["O"]), str(files["A"]), str(files["B"]), NAME)
     assert done.exit_code == 0, done.output
     assert files["A"].read_bytes() == serialize({**BASE, "reward": 0.5, "passed": False})
+
+
+def test_markers_that_hold_no_json_resolve_from_the_index_while_merging(tmp_path: Path) -> None:
+    """Git's line merge can leave a member's halves outside the markers; git's index still
+    holds both sides whole (stages 2 and 3) while the merge is in progress."""
+    ours = {**BASE, "checks": [*BASE["checks"], POLITE]}
+    theirs = {**BASE, "checks": [*BASE["checks"], NOTE]}
+    project = branches(tmp_path, ours, theirs, driver=False)
+    assert merge(project).returncode != 0
+    path = project.baselines / NAME
+    path.write_bytes(
+        b'{\n  "a": 1,\n<<<<<<< ours\n  "a": 2\n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
+    )
+    done = project.cli("fmt", "--resolve", str(path))
+    assert done.exit_code == 0, done.output
+    assert "base from git's index, with both sides" in done.stdout
+    assert path.read_bytes() == serialize({**BASE, "checks": [*BASE["checks"], NOTE, POLITE]})
