@@ -367,6 +367,8 @@ class Tally:
     overlap_total: int = 0
     tally_ok: int = 0
     tally_total: int = 0
+    marked_ok: int = 0  # of the disjoint pairs git left with markers: resolved == expected
+    marked_total: int = 0
     seconds: float = 0.0
     failures: list[str] | None = None
 
@@ -385,9 +387,9 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
         for case in cases:
             if f"baselines/{case.name}" in line:
                 named[case.name] = named.get(case.name, "") + line
+    marked = [c for c in cases if b"<<<<<<<" in (root / "baselines" / c.name).read_bytes()]
     if mode != "driver":
         config = load_config(root)
-        marked = [c for c in cases if b"<<<<<<<" in (root / "baselines" / c.name).read_bytes()]
         for case in marked:
             try:
                 result = resolve_conflicts(config, [root / "baselines" / case.name])
@@ -412,6 +414,9 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             out.clean_total += 1
             ok = data == serialize(case.expected)
             out.clean_ok += ok
+            if mode != "driver" and case in marked:
+                out.marked_total += 1
+                out.marked_ok += ok
         if not ok and out.failures is not None:
             out.failures.append(case.name)
     return out
@@ -500,6 +505,14 @@ def main() -> None:
                 f"| {t.overlap_ok}/{t.overlap_total} | {t.tally_ok}/{t.tally_total} "
                 f"| {t.seconds:.1f} |"
             )
+        for mode, t in rows.items():
+            if t.marked_total:
+                print(
+                    f"{mode}: of the {t.marked_total} disjoint pairs git left with markers, "
+                    f"fmt --resolve made {t.marked_ok} equal fmt(expected); git merged the "
+                    f"other {t.clean_total - t.marked_total} by lines, "
+                    f"{t.clean_ok - t.marked_ok} of them as expected"
+                )
         for mode, t in rows.items():
             if t.failures:
                 print(f"{mode}: failed {len(t.failures)}: {', '.join(t.failures[:10])}")
