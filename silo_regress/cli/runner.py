@@ -185,7 +185,7 @@ def record_repeated(
 
     recordings = recorder.record(config, store, choices, extra=with_tallies)
     out(render_record(recordings, color=g.use_color()), colour=g.use_color())
-    out(_tally_lines(config, tallies))
+    out(_tally_lines(config, tallies, stabilities))
     return 0
 
 
@@ -216,21 +216,28 @@ def _tallies(
     for stability, recording in zip(stabilities, recordings, strict=True):
         texts = recorder.rollout_texts(config, recording.ref, stability.runs)
         matches = recorder.count_matches(texts, recording.files)
-        counted = count_runs(stability.runs, variants=matches)
+        # Every rollout that left a run counts: one without a result is a failed rollout.
+        every = sorted((*stability.runs, *stability.broken), key=lambda r: r.order)
+        counted = count_runs(every, variants=matches)
         files.append((store.root / tally_relpath(recording.ref), serialize_tally(counted.tally)))
     return files
 
 
-def _tally_lines(config: Config, tallies: Sequence[tuple[Path, bytes]]) -> str:
+def _tally_lines(
+    config: Config, tallies: Sequence[tuple[Path, bytes]], stabilities: Sequence[Stability]
+) -> str:
     from silo_regress.stats.tally import parse_tally
 
     lines = []
-    for path, data in tallies:
+    for (path, data), stability in zip(tallies, stabilities, strict=False):
         shown = config.relative(path)
         tally = parse_tally(data, source=shown)
+        crashed = len(stability.broken)
         lines.append(
             f"{shown}: tally of {tally.rollouts} rollouts, {tally.passed} passed "
-            f"({100 * tally.rate:.0f}%)\n"
+            f"({100 * tally.rate:.0f}%)"
+            + (f", {crashed} of them without a result (counted as failed)" if crashed else "")
+            + "\n"
         )
     return "".join(lines)
 
@@ -256,7 +263,7 @@ def _record_variants(
     tallies = _tallies(config, store, stabilities, recordings, repeat=repeat)
     recorder.write(config, store, recordings, extra=tallies)
     out(render_record(recordings, color=g.use_color()), colour=g.use_color())
-    out(_tally_lines(config, tallies))
+    out(_tally_lines(config, tallies, stabilities))
     return 0
 
 

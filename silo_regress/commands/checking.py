@@ -21,6 +21,7 @@ from silo_regress.errors import InputError, UsageError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
+    from silo_regress.commands.rollouts import Made
     from silo_regress.judging.outcome import Invocation, Report
     from silo_regress.judging.targets import Target
     from silo_regress.project.config import Config, SuiteGate
@@ -115,12 +116,12 @@ def check(
 
         chosen_shard = parse_shard(options.shard)
     source = baseline_source(config, against=options.against, staged=options.staged)
-    pinned: list[dict[tuple[str, str], Run]] | None = None
+    made: Made | None = None
     if options.run_first:
-        from silo_regress.commands.rollouts import run_before_check
+        from silo_regress.commands.rollouts import Made, run_before_check
 
         run_refs = parse_refs(refs)
-        pinned = [{} for _ in range(round_size or options.repeat or 1)]
+        made = Made([{} for _ in range(round_size or options.repeat or 1)], {})
         if chosen_shard is not None:
             # Run only this shard's tasks: the other shards' jobs run theirs.
             from silo_regress.judging.sharding import select_shard
@@ -128,11 +129,13 @@ def check(
             planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
             run_refs = [t.ref for t in select_shard(planned, chosen_shard) if not t.refused]
         if run_refs or chosen_shard is None:
+            if options.repeat is None and round_size is None:
+                _refuse_single_rollouts(config, source, run_refs)
             flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
             if round_size is not None and options.max_repeat is not None:
                 from silo_regress.commands.rounds import run_until_decided
 
-                pinned, decisions = run_until_decided(
+                made, decisions = run_until_decided(
                     config,
                     source,
                     run_refs,
@@ -142,14 +145,10 @@ def check(
                     cap=options.max_repeat,
                 )
             else:
-                pinned = run_before_check(
-                    config,
-                    source,
-                    run_refs,
-                    flags=flags,
-                    watcher=watcher,
-                    repeat=options.repeat or 1,
+                made = run_before_check(
+                    config, source, run_refs, flags=flags, watcher=watcher, repeat=options.repeat
                 )
+    pinned = made.pins if made is not None else None
     index = index_runs(config.runs_dir)
     if options.allow_no_runs and not index.by_task:
         # A name that maps to no task needs no run to be judged: it fails a fresh clone too.
@@ -161,6 +160,18 @@ def check(
                 f"project {config.project} has no config file and no "
                 f"{config.relative(config.baselines_dir)}/",
                 excluding=None,
+            )
+        if not targets and config.source is None and _has_baselines(config, index, source):
+            # Found by its baselines alone (no config file): a hook whose project lost its
+            # config (runs-dir elsewhere) would find no runs and pass every commit.
+            from silo_regress.errors import ConfigError
+
+            raise ConfigError(
+                f"project {config.project} has baselines under "
+                f"{config.relative(config.baselines_dir)}/ but no config file and no runs "
+                f"under {config.relative(config.runs_dir)}/, so --allow-no-runs cannot tell "
+                "a fresh clone from a hook that lost its config: write one "
+                "(`silo-regress init --write`, or a silo-regress.toml naming runs-dir)"
             )
         if not targets:
             return Checked(
@@ -212,17 +223,19 @@ def check(
             config,
             index,
             source,
-            targets=targets,
+            # A task with fewer rollouts than another (its own `repeat`) has no k-th one
+            # to judge: it is judged on the rollouts it had, not reported missing.
+            targets=targets if k == 0 else [t for t in targets if runs and t.key in runs],
             runs=runs,
             inputs=inputs,
             allow_stale=options.allow_stale,
             # The runs check --run just made were made by --agent: judge them by it.
             agent=options.agent if options.run_first else None,
         )
-        for runs in (first_round if first_round is not None else [None])
+        for k, runs in enumerate(first_round if first_round is not None else [None])
     ]
     report = reports[0]
-    folded = round_size or options.repeat or 1
+    folded = len(first_round) if first_round is not None else 1
     if folded > 1:
         from silo_regress.judging.repeats import fold_repeats
 
@@ -238,8 +251,12 @@ def check(
             report,
             targets=targets,
             pins=pinned,
+            results=made.results if made is not None else None,
+            retried=_retried_by_task(made),
             decisions=decisions,
             require_power=options.require_power,
+            inputs=inputs,
+            hook=options.staged,
         )
         if pinned is not None and folded > 1 and report.stats is not None:
             _keep_candidates(config, source, report, targets=targets, pinned=pinned)
@@ -278,6 +295,51 @@ def _keep_candidates(
         tally = Baseline(target.ref, "tally.json", tally_relpath(target.ref))
         baselines[name] = source.read(tally) if source.has(tally.relpath) else None
     keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
+
+
+def _has_baselines(config: Config, index: RunIndex, source: BaselineSource) -> bool:
+    from silo_regress.judging.targets import select_targets
+
+    return any(t.baselines for t in select_targets(config, index, source))
+
+
+def _retried_by_task(made: Made | None) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for outcome in made.retried if made is not None else ():
+        if outcome.run is not None:  # infra errors stand in for nothing counted
+            name = str(outcome.rollout.task.ref)
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _refuse_single_rollouts(config: Config, source: BaselineSource, refs: list[TaskRef]) -> None:
+    """``check --run`` with no --repeat gives each task its configured ``repeat``, else
+    one rollout; one rollout can never show a stats task's pass rate moving, so an
+    implied single rollout is refused the way ``--repeat 1`` is (a CI job that ran it
+    would pass whatever the agent did)."""
+    if not config.gates_statistically:
+        return
+    from silo_regress.judging.statsgate import gated_targets
+    from silo_regress.judging.targets import select_targets
+    from silo_regress.runs.cache import index_runs
+
+    single = [
+        t
+        for t in gated_targets(
+            config, select_targets(config, index_runs(config.runs_dir), source, refs)
+        )
+        if (config.task_settings(t.ref, environment=t.key[0] if t.key else None).repeat or 1) < 2
+    ]
+    if single:
+        names = ", ".join(str(t.ref) for t in single[:5]) + (
+            f" and {len(single) - 5} more" if len(single) > 5 else ""
+        )
+        raise UsageError(
+            f"check --run would give the stats task{'s' * (len(single) != 1)} {names} one "
+            "rollout each, which can never show a pass rate moving: set the repeat count in "
+            f"{config.where} (repeat = 8, at the top level, per environment or per task) or "
+            "give --repeat N (N >= 2; docs/statistics.md)"
+        )
 
 
 def _check_rounds(options: CheckRequest) -> int | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from silo_regress.commands.rollouts import Pins, RolloutFlags, Watcher, run_before_check
+from silo_regress.commands.rollouts import Made, RolloutFlags, Watcher, run_before_check
 
 if TYPE_CHECKING:
     from silo_regress.project.config import Config
@@ -29,7 +29,7 @@ def run_until_decided(
     watcher: Watcher,
     round_size: int,
     cap: int,
-) -> tuple[Pins, dict[TaskRef, Decision]]:
+) -> tuple[Made, dict[TaskRef, Decision]]:
     """The first round runs every task ``round_size`` times; each later round runs only
     the stats-gated tasks whose sequential test has not decided, never more than ``cap``
     rollouts a task. Returns one pin per rollout (later ones hold only the tasks that ran
@@ -40,28 +40,30 @@ def run_until_decided(
     from silo_regress.runs.cache import index_runs
     from silo_regress.stats.sequential import Decision
 
-    pins = run_before_check(config, source, refs, flags=flags, watcher=watcher, repeat=round_size)
+    made = run_before_check(config, source, refs, flags=flags, watcher=watcher, repeat=round_size)
     targets = select_targets(config, index_runs(config.runs_dir), source, refs)
     gated = gated_targets(config, targets)
     while True:
-        made: dict[tuple[str, str], list[Run]] = {}
-        for pin in pins:
+        runs: dict[tuple[str, str], list[Run]] = {}
+        for pin in made.pins:
             for key, run in pin.items():
-                made.setdefault(key, []).append(run)
-        decisions = decide_rounds(config, source, gated, made, round_size=round_size, cap=cap)
+                runs.setdefault(key, []).append(run)
+        decisions = decide_rounds(
+            config, source, gated, runs, results=made.results, round_size=round_size, cap=cap
+        )
         open_tasks = [
             t
             for t in gated
             if t.key is not None
             and decisions.get(t.ref) is Decision.CONTINUE
-            and len(made.get(t.key, [])) < cap
+            and len(runs.get(t.key, [])) < cap
         ]
         if not open_tasks:
-            return pins, decisions
-        size = min(round_size, cap - max(len(made.get(t.key, [])) for t in open_tasks if t.key))
+            return made, decisions
+        size = min(round_size, cap - max(len(runs.get(t.key, [])) for t in open_tasks if t.key))
         names = ", ".join(str(t.ref) for t in open_tasks[:5])
         more = f" and {len(open_tasks) - 5} more" if len(open_tasks) > 5 else ""
         watcher.warn(f"undecided after this round: {names}{more}; {size} more rollouts each")
-        pins += run_before_check(
+        made = made + run_before_check(
             config, source, [t.ref for t in open_tasks], flags=flags, watcher=watcher, repeat=size
         )
