@@ -435,11 +435,26 @@ def fmt(
     check_only: Annotated[
         bool, typer.Option("--check", help="Only report; exit 1 if any file would change.")
     ] = False,
+    resolve: Annotated[
+        bool,
+        typer.Option(
+            "--resolve",
+            help="Merge baselines that hold git's conflict markers by JSON key, as the "
+            "merge driver would (default: every baseline with markers); exit 1 while a "
+            "conflict is left.",
+        ),
+    ] = False,
 ) -> int:
     """Rewrite baseline files in canonical form, and scan them for volatile content."""
     from silo_regress.recording import formatter
 
     _, config = setup(ctx)
+    if resolve:
+        if check_only:
+            raise UsageError("fmt --resolve rewrites files; it does not go with --check")
+        from silo_regress.cli.mergedriver import report_resolution
+
+        return report_resolution(config, paths or [])
     result = formatter.format_baselines(config, paths or [], check_only=check_only)
     for line in result.lines:
         out(line + "\n")

@@ -132,9 +132,10 @@ def init(
 
     Writes silo-regress.toml (or adds [tool.silo-regress] to an existing
     pyproject.toml) with the environment and agent it can infer, writes
-    baselines/.gitattributes (git never converts baseline bytes; diffs as text),
-    adds .silo/ and .venv/ (where the hooks look for silo-regress) to .gitignore, then
-    prints one commit hook (--hook, default pre-commit) and a GitHub Actions workflow
+    baselines/.gitattributes (git never converts baseline bytes; diffs as text; merges
+    go through merge-driver), adds .silo/ and .venv/ (where the hooks look for
+    silo-regress) to .gitignore, then prints the git config line that sets the merge
+    driver up, one commit hook (--hook, default pre-commit) and a GitHub Actions workflow
     to copy, each naming the project when it sits below the top of the repository.
     """
     from silo_regress.errors import GitError
@@ -165,6 +166,7 @@ def init(
     snippets = scaffold.source_of(source)
     # Every hook printed looks for silo-regress in the project's .venv/: never commit it.
     steps.append(scaffold.ignore_venv(project))
+    steps.append(scaffold.register_merge_driver(config.baselines_dir))
     try:
         top: Path | None = gitio.find_repository(project).root
     except GitError:
@@ -194,7 +196,9 @@ def init(
         others = "|".join(h.value for h in InitHook if h not in (chosen, InitHook.ALL))
         text += f"\nAnother hook instead: `silo-regress init --hook {others}`.\n"
     out(
-        text
+        "\nMerge baselines by JSON key (once per clone: a committed .gitattributes cannot "
+        f"register a merge driver):\n\n    {scaffold.DRIVER_CONFIG}\n"
+        + text
         + f"\nCheck every push and pull request: {scaffold.WORKFLOW_PATH}"
         + (" (written above)" if write else " (`silo-regress init --write` writes it)")
         + ":\n\n"

@@ -13,4 +13,6 @@ live reaches the CLI through a callback, as typed events.
 - :mod:`.pullcomment`: ``comment``: the project's sticky pull-request comment, found and
   edited in place.
 - :mod:`.unitwork`: ``check --run --unit I/N``, a worker's units run and reported.
+- :mod:`.mergedriver`: git's merge driver: a baseline merged by JSON key, a tally never.
+- :mod:`.resolution`: ``fmt --resolve``: conflicted baselines merged from their markers.
 """

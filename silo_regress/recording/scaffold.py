@@ -28,6 +28,14 @@ GITATTRIBUTES = (
     "# endings (-text, whatever core.autocrlf says), and git diff shows them as text (diff).\n"
     f"{GITATTRIBUTES_LINE}\n"
 )
+MERGE_LINE = "*.json merge=silo-regress"
+DRIVER_COMMAND = "silo-regress merge-driver %O %A %B %P"
+DRIVER_CONFIG = f'git config merge.silo-regress.driver "{DRIVER_COMMAND}"'
+MERGE_ATTRIBUTES = (
+    "# Baselines merge by JSON key, tallies never (docs/git.md). A .gitattributes cannot\n"
+    f"# register the driver itself: each clone runs once  {DRIVER_CONFIG}\n"
+    f"{MERGE_LINE}"
+)
 IGNORE_LINE = ".silo/"
 _IGNORE_FORMS = {".silo", ".silo/", "/.silo", "/.silo/", ".silo/*", "/.silo/*"}
 VENV_LINE = ".venv/"
@@ -221,6 +229,17 @@ def write_gitattributes(baselines_dir: Path) -> Step:
         GITATTRIBUTES.rstrip("\n"),
         present={GITATTRIBUTES_LINE},
         what=f"`{GITATTRIBUTES_LINE}` for baselines",
+    )
+
+
+def register_merge_driver(baselines_dir: Path) -> Step:
+    """``*.json merge=silo-regress`` in ``baselines/.gitattributes``: git hands baselines
+    both sides changed to ``merge-driver`` once :data:`DRIVER_CONFIG` has been run."""
+    return _ensure_line(
+        baselines_dir / ".gitattributes",
+        MERGE_ATTRIBUTES,
+        present={MERGE_LINE},
+        what=f"`{MERGE_LINE}` (then run: {DRIVER_CONFIG})",
     )
 
 

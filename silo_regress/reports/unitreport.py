@@ -42,9 +42,9 @@ from silo_regress.judging.units import (
     plan_units,
 )
 from silo_regress.project.taskref import parse_ref
-from silo_regress.reports.statsmerge import MAX_ROLLOUTS, policy_json, read_policy
+from silo_regress.reports.statsmerge import policy_json, read_policy
 from silo_regress.runs.provenance import ResourceClass, read_resource_class
-from silo_regress.stats.tally import Tally
+from silo_regress.stats.tally import MAX_ROLLOUTS, Tally
 from silo_regress.stats.verdicts import Policy
 
 UNIT_REPORT_KIND = "silo-regress-units"

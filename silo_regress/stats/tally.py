@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from silo_regress.canon.canonical import canonicalize, serialize
+from silo_regress.canon.markers import has_markers, split_sides
 from silo_regress.errors import InputError
 
 TALLY_FORMAT = 1
@@ -175,9 +176,45 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+def merge_advice(task: str, *, rollouts: int | None = None) -> str:
+    """What to do with two tallies a merge joined: they count two code states, and
+    their sum or either side would describe code nobody ran (docs/git.md)."""
+    repeat = rollouts if rollouts and rollouts >= 2 else "N"
+    return (
+        "a tally counts the rollouts of one code state and is never merged: count the "
+        f"merge result again with `silo-regress record --repeat {repeat} {task}`"
+    )
+
+
+def conflicted_tally(data: bytes, *, source: str, task: str | None = None) -> TallyError | None:
+    """The error for a tally that holds git's conflict markers, or None when it holds none;
+    ``task`` defaults to the file's name without ``.tally.json``."""
+    if not has_markers(data):
+        return None
+    rollouts = None
+    try:
+        sides = split_sides(data, source=source)
+        if sides is not None:
+            value = canonicalize(sides.ours, source=source).value
+            counted = value.get("rollouts") if isinstance(value, dict) else None
+            if isinstance(counted, int):
+                rollouts = counted
+    except InputError:
+        pass  # the advice says N
+    if task is None:
+        name = source.replace("\\", "/").rsplit("/", 1)[-1]
+        task = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+    return TallyError(
+        f"{source}: has git merge-conflict markers; {merge_advice(task, rollouts=rollouts)}"
+    )
+
+
 def parse_tally(data: bytes, *, source: str) -> Tally:
     """Read a tally's bytes, or raise :class:`TallyError` naming ``source`` and the path."""
     check_tally_size(data, source=source)
+    conflicted = conflicted_tally(data, source=source)
+    if conflicted is not None:
+        raise conflicted
     document = canonicalize(data, source=source)  # InputError for JSON that is not JSON
     value = _object(document.value, source=source, path="")
     version = value.get("format")

@@ -38,7 +38,15 @@ def test_init_sets_a_project_up_and_twice_changes_nothing(tmp_path: Path) -> Non
     assert (project.root / "silo-regress.toml").read_text() == (
         'runs-dir = ".silo/runs"\nbaselines-dir = "baselines"\n'
     )
-    assert (project.baselines / ".gitattributes").read_text().splitlines()[-1] == "* -text diff"
+    attributes = (project.baselines / ".gitattributes").read_text().splitlines()
+    assert "* -text diff" in attributes
+    assert attributes[-1] == "*.json merge=silo-regress"
+    merge = git(project.root, "check-attr", "merge", "--", "baselines/TASK-1.tally.json")
+    assert merge.stdout == "baselines/TASK-1.tally.json: merge: silo-regress\n"
+    assert (
+        '\n    git config merge.silo-regress.driver "silo-regress merge-driver %O %A %B %P"\n'
+        in (first.stdout)
+    )
     # .venv/ too: every hook init prints looks for silo-regress in .venv/bin.
     assert (project.root / ".gitignore").read_text() == ".silo/\n.venv/\n"
     check = git(project.root, "check-attr", "text", "diff", "--", "baselines/TASK-1.result.json")

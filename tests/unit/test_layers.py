@@ -41,9 +41,9 @@ LAYERS: list[tuple[str, ...]] = [
 PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.system": [("fsio", "cpus")],
     "silo_regress.canon": [
-        ("pointer", "prefilter", "visible"),
+        ("pointer", "prefilter", "visible", "markers"),
         ("canonical", "volatile"),
-        ("jsondiff",),
+        ("jsondiff", "jsonmerge"),
     ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",), ("worktrees",)],
     "silo_regress.stats": [
@@ -105,6 +105,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("stability",),
     ],
     "silo_regress.commands": [
+        ("mergedriver", "resolution"),  # git's merge driver; fmt --resolve
         ("sources", "rollouts", "pullcomment"),
         ("rounds", "unitwork"),
         ("checking", "bisecting"),
@@ -113,7 +114,8 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("common", "failon", "rolloutoptions"),
         ("output",),
         ("options", "app"),
-        ("gitcmds", "runner", "unitcheck"),  # unitcheck: check --run --unit I/N's worker
+        # unitcheck: check --run --unit I/N's worker; mergedriver: merge-driver, fmt --resolve
+        ("gitcmds", "runner", "unitcheck", "mergedriver"),
         ("checking",),
         ("quick", "core", "reports", "review", "discard", "prune", "bisect", "comment"),
     ],
