@@ -47,8 +47,10 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
     "silo_regress.stats": [
-        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally"),
+        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally", "spending"),
+        ("planning",),  # rollouts a check needs: the hints of verdicts come from here
         ("verdicts",),
+        ("groupsequential",),  # the sequential check's looks, on the verdicts' evidence
     ],
     "silo_regress.project": [
         ("taskref",),
