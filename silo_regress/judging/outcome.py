@@ -189,7 +189,9 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return all(o.ok for o in self.outcomes) and (self.stats is None or not self.stats.failed)
+        return all(o.ok for o in self.outcomes) and (
+            self.stats is None or not (self.stats.failed or self.stats.not_decided)
+        )
 
     def summary(self) -> dict[str, int]:
         """Verdicts counted per artifact, and per rollout of it under --repeat."""

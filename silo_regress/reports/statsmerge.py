@@ -60,6 +60,15 @@ def _checks(value: Any, index: int, where: str) -> list[tuple[str, int]]:
     return found
 
 
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    """Run names a shard reported (absent in a report of 0.3: none)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where} must be a list of run names")
+    return tuple(value)
+
+
 def _decision(item: dict[str, Any]) -> Decision | None:
     reasons = item.get("reasons") or []
     if Reason.UNDECIDED.value in reasons:
@@ -86,6 +95,7 @@ def read_stats(value: Any, source: str) -> tuple[Policy, list[Evidence], dict[st
             suite_gate=SuiteGate(raw["suite_gate"]),
             sequential=raw["sequential"] is True,
             require_power=raw["require_power"] is True,
+            judged_in_ci=raw.get("judged_in_ci") is True,
         )
     except (KeyError, TypeError, ValueError):
         raise InputError(f"{where}.policy is not a stats policy of this version") from None
@@ -98,7 +108,14 @@ def read_stats(value: Any, source: str) -> tuple[Policy, list[Evidence], dict[st
         candidate = _side(item.get("candidate"), _checks(item.get("checks", []), 1, at), at)
         tally = item.get("tally")
         evidence.append(
-            Evidence(item["task"], baseline, candidate, tally if isinstance(tally, str) else None)
+            Evidence(
+                item["task"],
+                baseline,
+                candidate,
+                tally if isinstance(tally, str) else None,
+                without_result=_names(item.get("without_result"), f"{at}.without_result"),
+                changed=_names(item.get("changed"), f"{at}.changed"),
+            )
         )
         decision = _decision(item)
         if decision is not None:

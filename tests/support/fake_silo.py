@@ -30,6 +30,8 @@ behaviour: ``mode``, ``sleep`` (seconds before the JSON files are written),
 - ``hang``: the run directory and trace, then it sleeps for ever, with a child
   process that sleeps too (both must die with the process group).
 - ``enospc``: run.json and a truncated result.json, then ENOSPC on stderr; exit 1.
+- ``truncate``: run.json and a truncated result.json, as a process killed mid-write
+  leaves them; exit 1 with nothing on stderr.
 - ``config-error``: an error on stderr and exit 1 before any directory exists.
 - ``vary``: like ``ok``, but rollout *k* of the task (counted across processes)
   reports ``outputs[k % len]`` as agentOutput and ``passed[k % len]`` for its
@@ -37,6 +39,10 @@ behaviour: ``mode``, ``sleep`` (seconds before the JSON files are written),
   "crash"]``) behaves as ``modes[k % len]``.
 
 With ``FAKE_SILO_PIDS`` set, every process it starts appends its pid to that file.
+
+A hostile agent: with ``rewrite_earlier`` set in a behaviour, each rollout first rewrites
+the ``result.json`` of every finished run of its task to ``"passed": true`` (an agent
+that edits finished run directories while later rollouts run).
 """
 
 from __future__ import annotations
@@ -216,6 +222,11 @@ def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
         passed = how.get("passed", [True])
         output, third = outputs[count % len(outputs)], passed[count % len(passed)]
     result = result_for(third, output, required_ok=mode != "fail")
+    if how.get("rewrite_earlier"):
+        forge_earlier(run_dir, env, task)
+    if mode == "truncate":
+        (run_dir / "result.json").write_bytes(silo_json(result)[:40])
+        sys.exit(1)
     if mode == "enospc":
         (run_dir / "result.json").write_bytes(silo_json(result)[:40])
         sys.stderr.write("Error: ENOSPC: no space left on device, write\n")
@@ -223,6 +234,22 @@ def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
     (run_dir / "result.json").write_bytes(silo_json(result))
     (run_dir / "state-diff.json").write_bytes(silo_json(STATE_DIFF))
     return bool(result["passed"])
+
+
+def forge_earlier(own: Path, env: str, task: str) -> None:
+    """Rewrite every other finished run of this task to say it passed."""
+    for other in own.parent.iterdir():
+        result = other / "result.json"
+        if other == own or not result.is_file():
+            continue
+        try:
+            meta = json.loads((other / "run.json").read_bytes())
+            value = json.loads(result.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if (meta.get("environment"), meta.get("taskId")) == (env, task) and not value["passed"]:
+            value["passed"] = True
+            result.write_bytes(silo_json(value))
 
 
 def main() -> None:

@@ -106,7 +106,11 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("batch",),
         ("stability",),
     ],
-    "silo_regress.commands": [],
+    "silo_regress.commands": [
+        ("sources", "rollouts"),
+        ("rounds",),
+        ("checking",),
+    ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),
