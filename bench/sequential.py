@@ -149,18 +149,24 @@ def main() -> None:
     policy = SequentialPolicy()
     if args.gamma is not None:
         policy = SequentialPolicy(
-            looks=policy.looks, gamma=args.gamma,
-            futility_intercept=policy.futility_intercept, futility_slope=policy.futility_slope,
+            looks=policy.looks,
+            gamma=args.gamma,
+            futility_intercept=policy.futility_intercept,
+            futility_slope=policy.futility_slope,
         )
     if args.futility is not None:
         policy = SequentialPolicy(
-            looks=policy.looks, gamma=policy.gamma,
-            futility_intercept=args.futility[0], futility_slope=args.futility[1],
+            looks=policy.looks,
+            gamma=policy.gamma,
+            futility_intercept=args.futility[0],
+            futility_slope=args.futility[1],
         )
     if args.looks is not None:
         policy = SequentialPolicy(
-            looks=tuple(args.looks), gamma=policy.gamma,
-            futility_intercept=policy.futility_intercept, futility_slope=policy.futility_slope,
+            looks=tuple(args.looks),
+            gamma=policy.gamma,
+            futility_intercept=policy.futility_intercept,
+            futility_slope=policy.futility_slope,
         )
     chosen = ["a", "b"] if args.population == "both" else [args.population]
     error = 1 / math.sqrt(args.checks)

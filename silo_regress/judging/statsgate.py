@@ -29,6 +29,7 @@ from silo_regress.project.config import Config, Gate
 from silo_regress.project.fingerprint import InputSnapshot
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.index import Run, RunIndex
+from silo_regress.stats.groupsequential import LookDecision
 from silo_regress.stats.sequential import (
     Decision,
     Design,
@@ -204,6 +205,7 @@ def apply_stats_gate(
     results: Mapping[str, RolloutResult] | None = None,
     retried: Mapping[str, int] | None = None,
     decisions: dict[TaskRef, Decision] | None = None,
+    sequential_look: LookDecision | None = None,
     require_power: bool = False,
     inputs: InputSnapshot | None = None,
     hook: bool = False,
@@ -288,7 +290,11 @@ def apply_stats_gate(
         judged_in_ci=hook,
     )
     by_name = {str(ref): d for ref, d in (decisions or {}).items()}
-    judged: StatsJudgement = judge_tasks(evidence, policy, decisions=by_name)
+    # A sequential check's global step was taken at its looks (stats/groupsequential.py).
+    declined = sequential_look.declined if sequential_look is not None else None
+    judged: StatsJudgement = judge_tasks(
+        evidence, policy, decisions=by_name, suite_declined=declined
+    )
     kept = tuple(
         o
         for o in report.outcomes

@@ -146,15 +146,11 @@ def decline_p_given_baseline_passed(table: Table) -> float:
     P(C <= c | C <= t - 1), which is never below the plain p."""
     if table.base_passed == 0:
         raise ValueError("the baseline never passed")
-    low, dist = _selected_distribution(
-        table.base_rollouts, table.cand_rollouts, table.total_passed
-    )
+    low, dist = _selected_distribution(table.base_rollouts, table.cand_rollouts, table.total_passed)
     return min(1.0, math.fsum(dist[: table.cand_passed - low + 1]))
 
 
-def stratified_decline_p(
-    tables: Sequence[Table], *, given_baseline_passed: bool = False
-) -> float:
+def stratified_decline_p(tables: Sequence[Table], *, given_baseline_passed: bool = False) -> float:
     """Exact one-sided p of the stratified test that the candidate passes less often
     across tasks: P(sum C_i <= sum c_i), each task conditioned on its own total (and,
     with ``given_baseline_passed``, on its baseline having passed at least once)."""

@@ -39,6 +39,7 @@ bench/sequential.py), not proved.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -100,7 +101,7 @@ class SequentialPolicy:
 
     def __post_init__(self) -> None:
         looks = self.looks
-        if not looks or looks[0] < 1 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+        if not looks or looks[0] < 1 or any(b <= a for a, b in itertools.pairwise(looks)):
             raise ValueError(f"looks must be increasing rollout counts from 1: {looks}")
         if not 0.0 < self.alpha < 1.0 or not 0.0 < self.suite_share <= 1.0:
             raise ValueError("alpha must be in (0, 1) and suite_share in (0, 1]")
@@ -178,7 +179,7 @@ def fractions_of(baseline_rollouts: Sequence[int], looks: Sequence[int]) -> tupl
     if full <= 0:
         return tuple(float(i + 1) / len(looks) for i in range(len(looks)))
     raw = [sum(information(n, look) for n in baseline_rollouts) / full for look in looks]
-    return tuple(round(f, 4) for f in raw[:-1]) + (1.0,)
+    return (*tuple(round(f, 4) for f in raw[:-1]), 1.0)
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,9 @@ def decide_look(
     movable = [e for e in evidence if can_decline(e, policy) is None]
     rollouts = policy.looks[look - 1] if look else 0
     if not movable:
-        return _decision(evidence, policy, look, rollouts, SuiteStep.ACCEPT, SuiteWhy.NOTHING_TO_TEST)
+        return _decision(
+            evidence, policy, look, rollouts, SuiteStep.ACCEPT, SuiteWhy.NOTHING_TO_TEST
+        )
     if look == 0:
         return _decision(evidence, policy, look, rollouts, SuiteStep.CONTINUE, SuiteWhy.BETWEEN)
     levels = levels_for([e.baseline.rollouts for e in movable if e.baseline], policy)
@@ -224,7 +227,9 @@ def decide_look(
     index = look - 1
     last = look == len(policy.looks)
     p_strat = stratified_decline_p(tables, given_baseline_passed=True) if tables else 1.0
-    p_small = min(1.0, len(tables) * min((decline_p_given_baseline_passed(t) for t in tables), default=1.0))
+    p_small = min(
+        1.0, len(tables) * min((decline_p_given_baseline_passed(t) for t in tables), default=1.0)
+    )
     futility = None if last else policy.futility_level(levels.fractions[index])
     if tables and p_strat <= levels.stratified[index]:
         step, why = SuiteStep.REJECT, SuiteWhy.STRATIFIED

@@ -20,6 +20,7 @@ the chance of a false rejection, so a design may ignore it without losing its le
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from functools import lru_cache
@@ -69,136 +70,132 @@ def _weights(points: int) -> list[float]:
     return weights
 
 
+def _convolve(
+    points: list[float], density: list[float], new_points: list[float], *, shift: float, sd: float
+) -> list[float]:
+    """The density at ``new_points`` of S + N(shift, sd^2), S with ``density`` on ``points``."""
+    width = points[1] - points[0]
+    weighted = [w * d * width for w, d in zip(_weights(len(points)), density, strict=True)]
+    norm = 1 / (sd * math.sqrt(2 * math.pi))
+    out = []
+    for u in new_points:
+        acc = 0.0
+        for w, s in zip(weighted, points, strict=True):
+            x = (u - s - shift) / sd
+            if -9.0 < x < 9.0:
+                acc += w * math.exp(-0.5 * x * x)
+        out.append(acc * norm)
+    return out
+
+
+def _masses(points: list[float], density: list[float]) -> list[float]:
+    """The probability each grid point stands for (trapezoid rule)."""
+    if not points:
+        return []
+    width = points[1] - points[0]
+    return [w * d * width for w, d in zip(_weights(len(points)), density, strict=True)]
+
+
+def _above(
+    points: list[float], masses: list[float], bound: float, *, shift: float, sd: float
+) -> float:
+    """P(S + N(shift, sd^2) > bound), S on the grid with ``masses`` (S = 0 with no grid)."""
+    if not points:
+        return normal_tail((bound - shift) / sd)
+    return math.fsum(
+        m * normal_tail((bound - s - shift) / sd) for m, s in zip(masses, points, strict=True)
+    )
+
+
+def _start(new_points: list[float], *, shift: float, sd: float) -> list[float]:
+    norm = 1 / (sd * math.sqrt(2 * math.pi))
+    return [norm * math.exp(-0.5 * ((u - shift) / sd) ** 2) for u in new_points]
+
+
 @lru_cache(maxsize=256)
 def nominal_levels(
     fractions: tuple[float, ...], *, alpha: float, gamma: float
 ) -> tuple[float, ...]:
     """The one-sided nominal p-value level of each look, for increasing information
     ``fractions`` (the last one 1), spending ``alpha`` by the function above."""
-    if not fractions or any(b <= a for a, b in zip(fractions, fractions[1:], strict=False)):
-        raise ValueError(f"information fractions must increase: {fractions}")
-    if not 0.0 < fractions[0] and abs(fractions[-1] - 1.0) < 1e-9:
-        pass
+    if not fractions or fractions[0] <= 0 or any(b <= a for a, b in itertools.pairwise(fractions)):
+        raise ValueError(f"information fractions must increase from above 0: {fractions}")
     levels: list[float] = []
-    # The score S_k = Z_k sqrt(t_k): independent increments of variance t_k - t_(k-1).
+    # The score S_k = Z_k sqrt(t_k) has independent increments of variance t_k - t_(k-1).
     points: list[float] = []
     density: list[float] = []
-    previous_t = 0.0
-    previous_spent = 0.0
+    previous_t = previous_spent = 0.0
     for t in fractions:
         target = alpha * (spent(t, gamma=gamma) - previous_spent)
         previous_spent = spent(t, gamma=gamma)
-        var = t - previous_t
-        sd = math.sqrt(var)
-        if not points:
-            bound = normal_quantile(max(target, 1e-15)) * math.sqrt(t)
+        sd = math.sqrt(t - previous_t)
+        masses = _masses(points, density)
+        if target <= 0.0:
+            bound = math.inf
         else:
-            weights = [w * d for w, d in zip(_weights(len(points)), density, strict=True)]
-            width = points[1] - points[0]
-
-            def crossing(bound: float, weights: list[float] = weights, width: float = width,
-                         sd: float = sd, points: list[float] = points) -> float:
-                return width * math.fsum(
-                    w * normal_tail((bound - s) / sd) for w, s in zip(weights, points, strict=True)
-                )
-
-            if target <= 0.0:
-                bound = math.inf
-            else:
-                low, high = -10.0 * math.sqrt(t), 12.0 * math.sqrt(t)
-                for _ in range(60):
-                    middle = (low + high) / 2
-                    if crossing(middle) > target:
-                        low = middle
-                    else:
-                        high = middle
-                bound = (low + high) / 2
-        z = bound / math.sqrt(t)
-        levels.append(normal_tail(z) if math.isfinite(z) else 0.0)
-        # The density of S_k on the region not yet rejected, for the next look.
-        top = min(bound, 9.0 * math.sqrt(t))
-        new_points = _grid(_LOW * math.sqrt(t), top, _STEP * math.sqrt(t))
-        if not points:
-            scale = math.sqrt(t)
-            new_density = [
-                math.exp(-0.5 * (u / scale) ** 2) / (scale * math.sqrt(2 * math.pi))
-                for u in new_points
-            ]
+            low, high = -10.0 * math.sqrt(t), 12.0 * math.sqrt(t)
+            for _ in range(60):
+                middle = (low + high) / 2
+                if _above(points, masses, middle, shift=0.0, sd=sd) > target:
+                    low = middle
+                else:
+                    high = middle
+            bound = (low + high) / 2
+        levels.append(normal_tail(bound / math.sqrt(t)) if math.isfinite(bound) else 0.0)
+        # The density of S_k where no look has rejected yet, for the next look.
+        new_points = _grid(
+            _LOW * math.sqrt(t), min(bound, 9.0 * math.sqrt(t)), _STEP * math.sqrt(t)
+        )
+        if points:
+            density = _convolve(points, density, new_points, shift=0.0, sd=sd)
         else:
-            width = points[1] - points[0]
-            weighted = [w * d * width for w, d in zip(_weights(len(points)), density, strict=True)]
-            norm = 1 / (sd * math.sqrt(2 * math.pi))
-            new_density = []
-            for u in new_points:
-                acc = 0.0
-                for w, s in zip(weighted, points, strict=True):
-                    x = (u - s) / sd
-                    if -9.0 < x < 9.0:
-                        acc += w * math.exp(-0.5 * x * x)
-                new_density.append(acc * norm)
-        points, density, previous_t = new_points, new_density, t
+            density = _start(new_points, shift=0.0, sd=sd)
+        points, previous_t = new_points, t
     return tuple(levels)
 
 
 def rejection_chances(
-    fractions: Sequence[float], levels: Sequence[float], *, drift: float,
+    fractions: Sequence[float],
+    levels: Sequence[float],
+    *,
+    drift: float,
     futility: Sequence[float] | None = None,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """For a statistic whose final z has mean ``drift``: the chance of rejecting at each
-    look and of stopping for futility at each look (a futility level is a p-value above
-    which the design stops), by the same recursion. For planning, not for a guarantee."""
+    """For a statistic whose z at the last look has mean ``drift``: the chance of
+    rejecting at each look, and of stopping for futility at each look before the last (a
+    futility level is the p-value at or above which the design stops). By the same
+    recursion; for planning, not for a guarantee."""
     rejects: list[float] = []
     stops: list[float] = []
     points: list[float] = []
     density: list[float] = []
     previous_t = 0.0
     for k, (t, level) in enumerate(zip(fractions, levels, strict=True)):
-        mean_step = drift * (t - previous_t)  # the score's mean is drift * t
-        sd = math.sqrt(t - previous_t)
+        shift, sd = drift * (t - previous_t), math.sqrt(t - previous_t)  # E S_k = drift t
         upper = normal_quantile(level) * math.sqrt(t) if level > 0 else math.inf
         lower = -math.inf
         if futility is not None and k < len(fractions) - 1:
             lower = normal_quantile(futility[k]) * math.sqrt(t)
-        if not points:
-            def tail(x: float) -> float:
-                return normal_tail((x - mean_step) / sd)
-
-            reject = tail(upper) if math.isfinite(upper) else 0.0
-            stop = 1 - tail(lower) if math.isfinite(lower) else 0.0
-        else:
-            width = points[1] - points[0]
-            weighted = [w * d * width for w, d in zip(_weights(len(points)), density, strict=True)]
-            reject = math.fsum(
-                w * normal_tail((upper - s - mean_step) / sd) for w, s in zip(weighted, points, strict=True)
-            ) if math.isfinite(upper) else 0.0
-            stop = math.fsum(
-                w * (1 - normal_tail((lower - s - mean_step) / sd))
-                for w, s in zip(weighted, points, strict=True)
-            ) if math.isfinite(lower) else 0.0
-        rejects.append(reject)
-        stops.append(stop)
-        low = max(lower, (_LOW + drift * t / math.sqrt(t)) * math.sqrt(t) if False else lower)
-        low = lower if math.isfinite(lower) else drift * t + _LOW * math.sqrt(t)
-        high = upper if math.isfinite(upper) else drift * t + 9.0 * math.sqrt(t)
+        masses = _masses(points, density)
+        reached = 1.0 if not points else _above(points, masses, -math.inf, shift=shift, sd=sd)
+        rejects.append(
+            _above(points, masses, upper, shift=shift, sd=sd) if upper < math.inf else 0.0
+        )
+        stops.append(
+            reached - _above(points, masses, lower, shift=shift, sd=sd)
+            if lower > -math.inf
+            else 0.0
+        )
+        low = lower if lower > -math.inf else drift * t + _LOW * math.sqrt(t)
+        high = upper if upper < math.inf else drift * t + 9.0 * math.sqrt(t)
         if high <= low:
             break
         new_points = _grid(low, high, _STEP * math.sqrt(t))
-        norm = 1 / (sd * math.sqrt(2 * math.pi))
-        if not points:
-            new_density = [norm * math.exp(-0.5 * ((u - mean_step) / sd) ** 2) for u in new_points]
+        if points:
+            density = _convolve(points, density, new_points, shift=shift, sd=sd)
         else:
-            width = points[1] - points[0]
-            weighted = [w * d * width for w, d in zip(_weights(len(points)), density, strict=True)]
-            new_density = []
-            for u in new_points:
-                acc = 0.0
-                for w, s in zip(weighted, points, strict=True):
-                    x = (u - s - mean_step) / sd
-                    if -9.0 < x < 9.0:
-                        acc += w * math.exp(-0.5 * x * x)
-                new_density.append(acc * norm)
-        points, density, previous_t = new_points, new_density, t
-    while len(rejects) < len(fractions):
-        rejects.append(0.0)
-        stops.append(0.0)
+            density = _start(new_points, shift=shift, sd=sd)
+        points, previous_t = new_points, t
+    rejects += [0.0] * (len(fractions) - len(rejects))
+    stops += [0.0] * (len(fractions) - len(stops))
     return tuple(rejects), tuple(stops)

@@ -351,12 +351,15 @@ def judge_tasks(
     policy: Policy,
     *,
     decisions: Mapping[str, Decision] | None = None,
+    suite_declined: bool | None = None,
 ) -> StatsJudgement:
     """Tiers for every task and the suite decision, by the gated design above.
 
     With ``decisions`` (``--repeat-until-decided``, ``policy.sequential``), a task its
     sequential test decided takes that tier (``regression`` or ``stable``, or
     ``improvement`` by Fisher's test), and one it left undecided is ``suspect``.
+    ``suite_declined`` is the global step as a sequential check took it
+    (:mod:`silo_regress.stats.groupsequential`), in place of the fixed-sample one.
     """
     testable = [
         e
@@ -369,7 +372,7 @@ def judge_tasks(
     tables = {
         e.task: _table(e.baseline, e.candidate) for e in testable if e.baseline and e.candidate
     }
-    suite = decide_suite(testable, policy)
+    suite = decide_suite(testable, policy, declined=suite_declined)
     adjusted = dict(zip(tables, holm_adjust([decline_p(t) for t in tables.values()]), strict=True))
     up_adjusted = dict(
         zip(tables, holm_adjust([increase_p(t) for t in tables.values()]), strict=True)
@@ -389,6 +392,8 @@ def judge_tasks(
             tier, reasons = Tier.NOT_JUDGED, [Reason.JUDGED_IN_CI]
         elif item.baseline.rollouts < policy.min_baseline:
             tier, reasons = Tier.UNRELIABLE_BASELINE, [Reason.BASELINE_TOO_SMALL]
+        elif (table is None or item.candidate is None) and item.baseline.passed == 0:
+            tier, reasons = Tier.STABLE, [Reason.CANNOT_DECLINE]  # a sequential check ran none
         elif table is None or item.candidate is None:
             tier, reasons = Tier.INSUFFICIENT_DATA, [Reason.CANDIDATE_MISSING]
         else:
@@ -461,8 +466,11 @@ def judge_tasks(
     return StatsJudgement(tasks=tuple(judged), suite=suite, policy=policy)
 
 
-def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
-    """The suite decision over the tasks with both tallies (the caller's ``testable``)."""
+def decide_suite(
+    testable: Sequence[Evidence], policy: Policy, *, declined: bool | None = None
+) -> SuiteDecision:
+    """The suite decision over the tasks with both tallies (the caller's ``testable``);
+    ``declined``, when given, is the global step a sequential check took."""
     pairs = [(e.task, e.baseline, e.candidate) for e in testable if e.baseline and e.candidate]
     tables = [_table(b, c) for _, b, c in pairs]
     down = sum(
@@ -483,9 +491,10 @@ def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
         # The other branch of the closed test's global step: the smallest task p,
         # Bonferroni-corrected (a few tasks that fell hard, in a suite that barely moved).
         p_task = min(1.0, len(tables) * min(decline_p(t) for t in tables))
-        declined = p_down <= policy.suite_share * alpha or (
-            p_task <= (1 - policy.suite_share) * alpha
-        )
+        if declined is None:
+            declined = p_down <= policy.suite_share * alpha or (
+                p_task <= (1 - policy.suite_share) * alpha
+            )
         # A suite that declined significantly cannot also have improved: its increase
         # is not tested (None), which saves a convolution as long as the decline's.
         p_up = None if declined else stratified_increase_p(tables)
