@@ -41,12 +41,12 @@ from silo_regress.stats.exact import (
 from silo_regress.stats.intervals import Interval, wilson
 from silo_regress.stats.multiplicity import holm_adjust
 from silo_regress.stats.passk import SuitePoint, pass_hat_k, suite_curve
+from silo_regress.stats.planning import rollouts_at_rate, rollouts_to_detect
 from silo_regress.stats.sequential import Decision
 from silo_regress.stats.tally import Tally
 
 MIN_BASELINE_ROLLOUTS = 3
 SUSPECT_P = 0.2
-_MOST_ROLLOUTS = 10_000  # the search for the rollouts that would decide gives up here
 _MOVERS = 5
 
 
@@ -293,34 +293,15 @@ def _table(baseline: Tally, candidate: Tally) -> Table:
 
 @lru_cache(maxsize=4096)
 def rollouts_for_zero(base_passed: int, base_rollouts: int, *, alpha: float) -> int | None:
-    """The fewest candidate rollouts at which 0 passes would be significant at ``alpha``."""
-    if base_passed == 0:
-        return None
-    low, high = 1, _MOST_ROLLOUTS
-    if smallest_p_at(base_passed, base_rollouts, high) > alpha:
-        return None
-    while low < high:  # the smallest p falls as the rollouts grow
-        middle = (low + high) // 2
-        if smallest_p_at(base_passed, base_rollouts, middle) <= alpha:
-            high = middle
-        else:
-            low = middle + 1
-    return low
+    """The fewest candidate rollouts at which 0 passes would be significant at ``alpha``;
+    None above the practical limit (stats/planning.py, PRACTICAL_ROLLOUTS)."""
+    return rollouts_to_detect(base_passed, base_rollouts, rate=0.0, alpha=alpha, power=1.0)
 
 
 def rollouts_to_decide(table: Table, *, alpha: float) -> int | None:
     """The fewest candidate rollouts at which the candidate's rate seen so far would be
-    significant at ``alpha`` (raw), None when it never would be (up to 10,000)."""
-    rate = table.cand_passed / table.cand_rollouts
-    if rate * table.base_rollouts >= table.base_passed:
-        return None
-    for rollouts in range(table.cand_rollouts, _MOST_ROLLOUTS + 1):
-        passed = round(rate * rollouts)
-        if decline_p(Table(table.base_passed, table.base_rollouts, passed, rollouts)) <= alpha:
-            return rollouts
-        if rollouts > 4 * table.cand_rollouts + 200:  # the p-value has stopped falling fast
-            break
-    return None
+    significant at ``alpha`` (raw); None above the practical limit."""
+    return rollouts_at_rate(table, alpha=alpha)
 
 
 def _checks(baseline: Tally, candidate: Tally) -> tuple[tuple[CheckMove, ...], tuple[str, ...]]:
