@@ -199,3 +199,39 @@ def plan_sequential(
     power, with_drop, rounds_drop = costs(drift)
     _, no_change, rounds_none = costs(0.0)
     return SequentialPlan(looks, power, no_change, with_drop, rounds_none, rounds_drop)
+
+
+# --- a plan, as `silo-regress plan` shows it -----------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    task: str
+    tally_path: str
+    base_passed: int | None  # None: no tally
+    base_rollouts: int | None
+    rollouts: int | None  # fixed M to detect the drop; None: not within the practical limit
+    smallest_drop: float | None  # at the configured M; None: not even a drop to 0
+    cannot_decline: bool  # its baseline never passed
+
+
+@dataclass(frozen=True)
+class SuitePlan:
+    tasks: int  # tasks that can decline
+    rollouts: int | None
+    smallest_drop: float | None
+    sequential: SequentialPlan | None
+    cap_needed: int | None  # the smallest cap (looks scaled) reaching the power
+
+
+@dataclass(frozen=True)
+class Plan:
+    detect: float
+    power: float
+    alpha: float
+    configured_m: int
+    looks: tuple[int, ...]
+    looks_configured: bool
+    tasks: tuple[TaskPlan, ...]
+    suite: SuitePlan
+    limit: int

@@ -92,7 +92,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("history",),
     ],
     "silo_regress.render": [
-        ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
+        ("wording", "hunks", "advice", "chart", "statslines", "statsjson", "looks", "plan"),
         ("excerpt", "statshtml"),
         ("summary", "tallies"),
         ("text", "machine"),
@@ -108,6 +108,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.commands": [
         ("sources", "rollouts"),
+        ("planning",),
         ("rounds",),
         ("checking",),
     ],
@@ -117,7 +118,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("options", "app"),
         ("gitcmds", "runner"),
         ("checking",),
-        ("quick", "core", "reports", "review", "discard", "prune"),
+        ("quick", "core", "reports", "review", "discard", "prune", "plan"),
     ],
 }
 # Third-party modules and the only places that may import them.

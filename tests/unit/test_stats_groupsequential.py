@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -89,7 +90,9 @@ def test_selected_tasks_are_tested_given_their_baseline_passed() -> None:
     assert stratified_decline_p(tables, given_baseline_passed=True) > stratified_decline_p(tables)
 
 
-def _evidence(base: list[tuple[int, int]], cand: list[tuple[int, int] | None]) -> list[Evidence]:
+def _evidence(
+    base: Sequence[tuple[int, int]], cand: Sequence[tuple[int, int] | None]
+) -> list[Evidence]:
     return [
         Evidence(f"T{i}", Tally(n, p), Tally(m[1], m[0]) if m else None)
         for i, ((p, n), m) in enumerate(zip(base, cand, strict=True))
@@ -146,7 +149,7 @@ def test_each_look_follows_its_bounds() -> None:
 def test_one_task_that_fell_hard_rejects_by_the_smallest_p_branch() -> None:
     policy = SequentialPolicy()
     base = [(8, 8)] + [(1, 8)] * 4
-    cand: list[tuple[int, int] | None] = [(0, 8)] + [(8, 8)] * 4  # the others rose
+    cand: list[tuple[int, int] | None] = [(0, 8), (8, 8), (8, 8), (8, 8), (8, 8)]  # the others rose
     decision = decide_look(_evidence(base, cand), policy, look=4)
     assert (decision.suite, decision.why) == (SuiteStep.REJECT, SuiteWhy.SMALLEST_P)
     assert decision.declined is True
