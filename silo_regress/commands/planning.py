@@ -37,8 +37,8 @@ class PlanRequest:
 def plan(request: PlanRequest) -> Plan:
     """The plan for every stats task the check would judge (or those ``refs`` name)."""
     from silo_regress.judging.statsgate import read_baseline_tally
-    from silo_regress.project.config import Gate
     from silo_regress.judging.targets import select_targets
+    from silo_regress.project.config import Gate
     from silo_regress.runs.cache import index_runs
     from silo_regress.stats.groupsequential import DEFAULT_LOOKS
     from silo_regress.stats.planning import (
