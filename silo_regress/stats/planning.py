@@ -21,11 +21,12 @@ as no team runs an agent 219 times a task to settle one check.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from silo_regress.stats.exact import Table, decline_p
+from silo_regress.stats.exact import Table, decline_p, stratified_decline_p
 from silo_regress.stats.spending import (
     nominal_levels,
     normal_quantile,
@@ -147,15 +148,74 @@ def _drift(tasks: Sequence[SuiteTask], cand_rollouts: int) -> float:
 
 
 def suite_power(tasks: Sequence[SuiteTask], cand_rollouts: int, *, level: float) -> float:
-    """The fixed check's chance of rejecting the suite at ``level`` (its stratified branch)."""
-    return normal_tail(normal_quantile(level) - _drift(tasks, cand_rollouts))
+    """The fixed check's chance of rejecting the suite at ``level`` (its stratified
+    branch) against these baseline tallies, by a normal approximation of the test given
+    the tallies: its statistic ``sum (n1 C - M a) / N`` is linear in the candidate's
+    passes C (binomial at the rate after the drop), and it rejects below ``-z sd0``,
+    sd0 from the hypergeometric variance at the expected totals (with a continuity
+    correction, as the exact test is discrete)."""
+    m = cand_rollouts
+    mean = spread = null = step = 0.0
+    live = 0
+    for task in tasks:
+        if task.base_passed == 0:
+            continue
+        n1, a, rate = task.base_rollouts, task.base_passed, task.rate_after
+        total = n1 + m
+        mean += (n1 * m * rate - m * a) / total
+        spread += (n1 / total) ** 2 * m * rate * (1 - rate)
+        passes = a + m * rate
+        null += m * n1 * passes * (total - passes) / (total * total * max(1, total - 1))
+        step += n1 / total
+        live += 1
+    if not live or null <= 0:
+        return 0.0
+    bound = -normal_quantile(level) * math.sqrt(null) + 0.5 * step / live
+    if spread <= 0:
+        return 1.0 if mean <= bound else 0.0
+    return 1 - normal_tail((bound - mean) / math.sqrt(spread))
+
+
+SIMULATED_CHECKS = 300  # the suite M is confirmed on this many seeded simulated checks
+_SIMULATED_TASKS = 200  # above this many tasks the approximation alone decides
+
+
+def simulated_suite_power(
+    tasks: Sequence[SuiteTask], cand_rollouts: int, *, level: float, checks: int, seed: int = 32
+) -> float:
+    """The share of ``checks`` seeded simulated checks in which the exact stratified
+    test rejects at ``level``: candidates drawn at each task's rate after the drop."""
+    rng = random.Random(seed)
+    live = [t for t in tasks if t.base_passed > 0]
+    hits = 0
+    for _ in range(checks):
+        tables = [
+            Table(
+                t.base_passed,
+                t.base_rollouts,
+                sum(rng.random() < t.rate_after for _ in range(cand_rollouts)),
+                cand_rollouts,
+            )
+            for t in live
+        ]
+        hits += stratified_decline_p(tables, given_baseline_passed=True) <= level
+    return hits / checks
 
 
 def suite_rollouts(
     tasks: Sequence[SuiteTask], *, level: float, power: float, limit: int = PRACTICAL_ROLLOUTS
 ) -> int | None:
-    for m in range(1, limit + 1):
-        if suite_power(tasks, m, level=level) >= power:
+    """The fewest rollouts a task at which the suite's stratified test detects the drop
+    with ``power``: the normal approximation's M, confirmed (and moved up where the
+    discrete exact test falls short) on seeded simulated checks for suites of up to
+    200 tasks; None above ``limit``."""
+    approx = next(
+        (m for m in range(1, limit + 1) if suite_power(tasks, m, level=level) >= power), None
+    )
+    if approx is None or len(tasks) > _SIMULATED_TASKS:
+        return approx
+    for m in range(max(1, approx - 1), min(limit, approx + 12) + 1):
+        if simulated_suite_power(tasks, m, level=level, checks=SIMULATED_CHECKS) >= power:
             return m
     return None
 
