@@ -62,7 +62,7 @@ def render_plan(plan: Plan) -> str:
                 else f"  below {plan.power:g}: no cap up to {plan.limit} reaches it"
             )
     lines.append(
-        "(suite figures by the normal approximation of the stratified test; "
-        "per-task figures exact, at the tally's own rate)"
+        "(per-task figures exact, at the tally's own rate; the suite's fixed M confirmed "
+        "on simulated checks, its other figures by a normal approximation)"
     )
     return "\n".join(lines) + "\n"
