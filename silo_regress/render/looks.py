@@ -11,6 +11,10 @@ def _p(value: float | None) -> str:
     return f"{value:.2g}" if value < 0.01 else f"{value:.3f}"
 
 
+def _tasks(count: int, noun: str = "task") -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
 def describe_look(decision: LookDecision, *, skipped: int | None = None) -> str:
     """``look 2 of 4 (4 rollouts a task): suite p = 0.21, between reject <= 0.0094 and
     stable >= 0.31; 36 tasks run 2 more, 14 stop (cannot decline)``."""
@@ -23,8 +27,9 @@ def describe_look(decision: LookDecision, *, skipped: int | None = None) -> str:
         left.append(f"{unusable} without a usable tally")
     if decision.look == 0:
         return (
-            f"sequential check: {skipped or 0} stats task(s) run no rollouts, as they "
-            f"cannot change the decision ({', '.join(left) or 'none'})"
+            f"sequential check: {_tasks(skipped or 0, 'stats task')} "
+            f"{'runs' if skipped == 1 else 'run'} no rollouts, as "
+            f"they cannot change the decision ({', '.join(left) or 'none'})"
         )
     head = f"look {decision.look} ({decision.rollouts} rollouts a task)"
     suite = (
@@ -49,5 +54,5 @@ def describe_look(decision: LookDecision, *, skipped: int | None = None) -> str:
     rest = f"; {stopped} stay stopped" if stopped else ""
     return (
         f"{head}: undecided, {suite}, futility at p >= {_p(decision.futility_level)}; "
-        f"{len(running)} tasks run {more} more{rest}"
+        f"{_tasks(len(running))} {'runs' if len(running) == 1 else 'run'} {more} more{rest}"
     )

@@ -78,7 +78,7 @@ def test_a_stats_task_whose_baseline_never_passed_runs_no_rollouts(
     done = project.cli("--color", "never", "check", "--run", "--jobs", "1", "--format", "json")
     fresh = [r for r in runs(project) if r["dir"] not in before]
     assert fresh and all("TASK-002" not in json.dumps(r, default=str) for r in fresh)
-    assert "1 stats task(s) run no rollouts" in done.stderr
+    assert "1 stats task runs no rollouts" in done.stderr
     tasks = {t["task"]: t for t in json.loads(done.stdout)["stats"]["tasks"]}
     assert tasks["TASK-002"]["tier"] == "stable"
     assert tasks["TASK-002"]["reasons"] == ["cannot-decline"]

@@ -364,7 +364,7 @@ def test_ctrl_c_between_rounds_keeps_the_rollouts_and_writes_no_tally(
     finally:
         proc.kill()
     assert proc.returncode == 130, stderr
-    assert b"undecided after this round: TASK-001" in stderr
+    assert b": undecided, suite p = " in stderr and b"1 task runs 4 more" in stderr
     assert b"silo-regress: error: interrupted" in stderr
     assert b"Traceback" not in stderr
     assert survivors(fake_pids(control)) == []
