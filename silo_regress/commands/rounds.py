@@ -5,9 +5,8 @@ decision (a baseline that never passed, or no usable tally) are left out when no
 but their pass counts is judged; every other task runs to the first look. After each
 round :func:`silo_regress.stats.groupsequential.decide_look` takes the global step at
 this look and says which tasks run to the next one; the loop stops when the suite is
-decided (reject, stable by futility, or the last look). One line per round says what
-was decided and why the rest goes on (``Watcher.note``, or ``warn`` for a watcher
-without notes).
+decided (reject, stable by futility, or the last look). One line per round, through
+the watcher's ``warn``, says what was decided and why the rest goes on.
 """
 
 from __future__ import annotations
