@@ -351,6 +351,12 @@ def _sequential_looks(
     from silo_regress.commands.rounds import looks_of
 
     if round_size is not None and options.max_repeat is not None:
+        if options.shard is not None:
+            raise UsageError(
+                "--repeat-until-decided decides the suite as a whole, look by look, and a "
+                "shard sees part of it: run the sequential check unsharded, or give the "
+                "shards a fixed --repeat N"
+            )
         return looks_of(round_size, options.max_repeat)
     if (
         options.run_first

@@ -82,3 +82,15 @@ def test_a_stats_task_whose_baseline_never_passed_runs_no_rollouts(
     tasks = {t["task"]: t for t in json.loads(done.stdout)["stats"]["tasks"]}
     assert tasks["TASK-002"]["tier"] == "stable"
     assert tasks["TASK-002"]["reasons"] == ["cannot-decline"]
+
+
+def test_a_sharded_check_cannot_be_sequential(tmp_path: Path, control: Path) -> None:
+    project = recorded(tmp_path, control, extra=LOOKS + STATS)
+    args = ("--shard", "1/2", "--repeat-until-decided", "--max-repeat", "8")
+    before = len(runs(project))
+    done = check(project, *args)
+    assert done.exit_code == 2 and "run the sequential check unsharded" in done.output
+    assert len(runs(project)) == before
+    # the key alone: a shard runs the fixed M it is given
+    fixed = check(project, "--shard", "1/1", "--repeat", "3")
+    assert "look " not in fixed.stderr and len(runs(project)) == before + 3
