@@ -41,12 +41,20 @@ class CheckOptions:
     max_repeat: int | None = None  # --max-repeat K: the cap on a task's rollouts
     require_power: bool = False  # insufficient-data fails a stats task
     suite_gate: SuiteGate | None = None  # --suite-gate: overrides the suite-gate config key
+    unit: str | None = None  # --unit I/N: this worker's rollouts of the plan (cli/unitcheck)
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
     """Run the check use case, print its report; the exit code."""
     from silo_regress.commands.checking import CheckRequest, check
 
+    if options.unit is not None or options.run_first:
+        from silo_regress.cli.unitcheck import run_unit_check, wants_units
+
+        if wants_units(options):
+            from silo_regress.cli.runner import ConsoleWatcher
+
+            return run_unit_check(g, options, watcher=ConsoleWatcher(g))
     request = CheckRequest(
         project=g.project,
         explicit=g.explicit,

@@ -86,7 +86,10 @@ def read_result(run: Run) -> RolloutResult:
     reward = result.get("reward")
     value = 0.0  # a result without a numeric reward counts 0
     if isinstance(reward, int | float) and not isinstance(reward, bool):
-        value = float(reward)
+        try:
+            value = float(reward)
+        except OverflowError:  # an integer of hundreds of digits: no reward anyone scored
+            value = 0.0
     return RolloutResult(
         run=run.name,
         digest=_digest(data),

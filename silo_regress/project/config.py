@@ -24,6 +24,7 @@ from __future__ import annotations
 import enum
 import functools
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Iterator
@@ -255,6 +256,8 @@ class Config:
     retry_incomplete: int = 0
     # `sequential = {looks = [2, 4, 6, 8]}`: check --run decides at these rollout counts
     sequential_looks: tuple[int, ...] | None = None
+    # bisect: run in each commit's worktree before its rollouts, e.g. ["npm", "ci"]
+    bisect_setup: tuple[str, ...] = ()
 
     @property
     def gates_statistically(self) -> bool:
@@ -597,9 +600,21 @@ def _loads(path: Path, data: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{path}: not valid TOML: {exc}{_set_twice(data, exc)}") from None
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML: values nested too deeply") from None
+
+
+def _set_twice(data: bytes, exc: tomllib.TOMLDecodeError) -> str:
+    """``: key 'environment' is set twice`` when tomllib refused a repeated key, whose
+    message names only a line (an `echo KEY = ... >>` after init wrote KEY)."""
+    found = re.search(r"line (\d+)", str(exc))
+    if "overwrite" not in str(exc) or found is None:
+        return ""
+    lines = data.decode("utf-8", "replace").splitlines()
+    number = int(found.group(1))
+    key = lines[number - 1].partition("=")[0].strip() if 0 < number <= len(lines) else ""
+    return f": key {key!r} is set twice; keep one" if key else ""
 
 
 # --- validation -----------------------------------------------------------------
@@ -628,6 +643,7 @@ _KNOWN = {
     "retry-infra",
     "retry-incomplete",
     "sequential",
+    "bisect-setup",
 }
 _OVERRIDE_KEYS = {
     "artifacts",
@@ -718,6 +734,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         ),
         retry_incomplete=_whole(table, "retry-incomplete", where, least=0, most=MAX_RETRIES) or 0,
         sequential_looks=read_looks(table, "sequential", where),
+        bisect_setup=tuple(read_strings(table, "bisect-setup", where) or ()),
     )
 
 

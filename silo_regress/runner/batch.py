@@ -116,7 +116,9 @@ def execute(
         with lock:
             spawned = datetime.now(UTC)  # no run of this rollout can start before it
             try:
-                group = groups.start(rollout.argv, cwd=config.project, timeout=rollout.timeout)
+                group = groups.start(
+                    rollout.argv, cwd=config.project, timeout=rollout.timeout, env=rollout.environ
+                )
             except StoppedError:  # Ctrl-C came between taking the rollout and starting it
                 return None
             collector.ledger.start(rollout.task.key, at=spawned)
@@ -243,6 +245,7 @@ class _Collector:
                 agent=rollout.agent,
                 silo_command=rollout.argv,
                 recheck=True,
+                rollout=str(rollout.unit),
             )
             write_provenance(run.path, record)
 

@@ -38,6 +38,14 @@ behaviour: ``mode``, ``sleep`` (seconds before the JSON files are written),
   third check, and with ``modes`` (a list of the modes above, e.g. ``["ok",
   "crash"]``) behaves as ``modes[k % len]``.
 
+- ``seeded``: like ``ok``/``fail``, decided by the rollout's identity that silo-regress
+  passes in ``SILO_REGRESS_ROLLOUT`` (``ENV/TASK#k``): it passes when a SHA-256 of
+  ``seed`` and that identity, read as a fraction, is below ``rate`` (default 0.8), so
+  the same rollout passes or fails the same way on every machine and in every order.
+  With ``start_failure`` (a fraction), that share of rollouts fails to start on its
+  first attempt in this directory (exit 1, no run directory, as an unreachable model
+  gateway would), and starts on the next.
+
 With ``FAKE_SILO_PIDS`` set, every process it starts appends its pid to that file.
 
 A hostile agent: with ``rewrite_earlier`` set in a behaviour, each rollout first rewrites
@@ -169,9 +177,42 @@ STATE_DIFF = {
 }
 
 
+def fraction(*parts: Any) -> float:
+    """A number in [0, 1) fixed by ``parts``: the same on every machine."""
+    import hashlib
+
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def seeded_mode(how: dict[str, Any]) -> str:
+    """``ok`` or ``fail`` for this rollout, from its identity; exits as an unstarted
+    rollout on the first attempt of the chosen share of rollouts."""
+    identity = os.environ.get("SILO_REGRESS_ROLLOUT", "")
+    if not identity:
+        fail("seeded mode needs SILO_REGRESS_ROLLOUT (set by silo-regress for each rollout)")
+    seed = how.get("seed", 0)
+    if fraction(seed, "start", identity) < float(how.get("start_failure", 0)):
+        marker = Path(".silo") / ".fake-attempts" / identity.replace("/", "__")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(marker, "x", encoding="utf-8"):
+                pass
+        except FileExistsError:
+            return _passes(how, identity)
+        fail("could not reach the model gateway (ECONNRESET)")
+    return _passes(how, identity)
+
+
+def _passes(how: dict[str, Any], identity: str) -> str:
+    return "ok" if fraction(how.get("seed", 0), identity) < float(how.get("rate", 0.8)) else "fail"
+
+
 def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
     """One rollout; True when it passed."""
     mode = how.get("mode", "ok")
+    if mode == "seeded":
+        mode = seeded_mode(how)
     varying = mode == "vary"
     count = next_count(env, task) if varying else 0
     if varying:

@@ -9,6 +9,12 @@ import random
 import pytest
 
 from silo_regress.stats.exact import Table, decline_p
+from silo_regress.stats.sequential import (
+    Design,
+    calibrated_design,
+    fixed_design,
+    operating_characteristic,
+)
 from silo_regress.stats.tally import Tally
 from silo_regress.stats.verdicts import (
     Evidence,
@@ -247,6 +253,45 @@ def test_a_broken_tool_is_caught_by_the_suite_at_m_8() -> None:
         ]
         caught += judge_tasks(evidence, Policy()).failed
     assert caught / runs >= 0.75
+
+
+# --- the sequential design ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("base", [0.95, 0.9, 0.7])
+def test_a_calibrated_sequential_design_meets_its_error_rates_exactly(base: float) -> None:
+    fixed = fixed_design(base, base - 0.15, alpha=0.05, beta=0.2)
+    assert fixed.size <= 0.05 and fixed.power >= 0.8
+    design = calibrated_design(base, base - 0.15, max_rollouts=2 * fixed.rollouts)
+    assert operating_characteristic(design, rate=base).regression <= 0.05
+    assert operating_characteristic(design, rate=base - 0.15).regression >= 0.8
+    # and it spends fewer rollouts than the fixed design at both hypotheses
+    for rate in (base, base - 0.15):
+        assert operating_characteristic(design, rate=rate).mean_rollouts < fixed.rollouts
+
+
+def test_the_exact_operating_characteristic_matches_simulation() -> None:
+    design = Design(0.9, 0.75, round_size=3, max_rollouts=30)
+    rng = random.Random(7)
+    runs = 4000
+    for rate in (0.9, 0.75):
+        exact = operating_characteristic(design, rate=rate)
+        assert exact.regression + exact.stable + exact.undecided == pytest.approx(1.0)
+        regressions = used = 0
+        for _ in range(runs):
+            passed = done = 0
+            decision = None
+            for look in design.looks():
+                passed += sum(rng.random() < rate for _ in range(look - done))
+                done = look
+                decision = design.decide(passed, done)
+                if decision.value != "continue":
+                    break
+            regressions += decision is not None and decision.value == "regression"
+            used += done
+        error = 3 * math.sqrt(exact.regression * (1 - exact.regression) / runs) + 1 / runs
+        assert abs(regressions / runs - exact.regression) <= error
+        assert used / runs == pytest.approx(exact.mean_rollouts, rel=0.05)
 
 
 def test_one_task_that_fell_hard_fails_a_suite_that_rose_elsewhere() -> None:
