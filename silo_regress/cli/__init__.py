@@ -24,6 +24,7 @@ def load_app() -> typer.Typer:
         discard,  # noqa: F401  (discard, restore: runs out of judging and back)
         gitcmds,  # noqa: F401  (log, init, install-hook, diff --from)
         mergedriver,  # noqa: F401  (merge-driver: git's merge driver for baselines)
+        plan,  # noqa: F401  (plan: the rollouts a check needs to detect a drop)
         prune,  # noqa: F401  (prune: baselines of tasks that are gone)
         reports,  # noqa: F401  (merge; the GitHub job summary)
         review,  # noqa: F401  (review: accept changed results one by one on a terminal)

@@ -275,8 +275,8 @@ def check(
         typer.Option(
             "--repeat-until-decided",
             help='With --run and --max-repeat: run the rollouts of gate = "stats" tasks in '
-            "rounds of --repeat N (default 4) and stop each task once its sequential test "
-            "decides; undecided at --max-repeat is suspect.",
+            "rounds of --repeat N (default 4) and decide the check at each round (the "
+            "sequential check, as the sequential config key sets up), never past K.",
         ),
     ] = False,
     max_repeat: Annotated[
@@ -319,8 +319,9 @@ def check(
     0.005), then each task by Fisher's exact test with Holm's correction at 0.05,
     only once the suite declined. With no change anywhere, the whole check (suite
     and tasks together) fails falsely at most 5% of the time.
-    With --repeat-until-decided, each task's sequential test runs at 0.05 / (2 m)
-    over m tasks and the suite at 0.025 on every rollout made.
+    With --repeat-until-decided (or the sequential config key and no --repeat), the
+    same test is taken at each round with alpha spent over the rounds, and stops once
+    it decides; a task whose baseline never passed runs no rollouts.
     --suite-gate warn reports a suite-regression without failing; off does not test
     the suite (its config key is suite-gate).
     """

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from silo_regress.project.config import Config, SuiteGate
     from silo_regress.project.taskref import TaskRef
     from silo_regress.runs.index import Run, RunIndex
+    from silo_regress.stats.groupsequential import LookDecision
     from silo_regress.stats.sequential import Decision
     from silo_regress.store.baselines import BaselineSource
 
@@ -111,6 +112,10 @@ def check(
             "change in a pass rate; give --repeat 2 or more (docs/statistics.md)"
         )
     decisions: dict[TaskRef, Decision] | None = None
+    last_look: LookDecision | None = None
+    looks = _sequential_looks(options, config, round_size)
+    if looks is not None:
+        round_size = looks[0]
     chosen_shard = None
     if options.shard is not None:
         from silo_regress.judging.sharding import parse_shard
@@ -133,17 +138,11 @@ def check(
             if options.repeat is None and round_size is None:
                 _refuse_single_rollouts(config, source, run_refs)
             flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
-            if round_size is not None and options.max_repeat is not None:
+            if looks is not None:
                 from silo_regress.commands.rounds import run_until_decided
 
-                made, decisions = run_until_decided(
-                    config,
-                    source,
-                    run_refs,
-                    flags=flags,
-                    watcher=watcher,
-                    round_size=round_size,
-                    cap=options.max_repeat,
+                made, last_look = run_until_decided(
+                    config, source, run_refs, flags=flags, watcher=watcher, looks=looks
                 )
             else:
                 made = run_before_check(
@@ -255,6 +254,7 @@ def check(
             results=made.results if made is not None else None,
             retried=_retried_by_task(made),
             decisions=decisions,
+            sequential_look=last_look,
             require_power=options.require_power,
             inputs=inputs,
             hook=options.staged,
@@ -364,6 +364,33 @@ def _refuse_single_rollouts(config: Config, source: BaselineSource, refs: list[T
             f"{config.where} (repeat = 8, at the top level, per environment or per task) or "
             "give --repeat N (N >= 2; docs/statistics.md)"
         )
+
+
+def _sequential_looks(
+    options: CheckRequest, config: Config, round_size: int | None
+) -> tuple[int, ...] | None:
+    """The looks of a sequential check: ``--repeat-until-decided`` (every M rollouts up
+    to K), else the ``sequential`` key for a ``check --run`` with stats tasks and no
+    ``--repeat`` (an explicit --repeat asks for that fixed M); None for a fixed check."""
+    from silo_regress.commands.rounds import looks_of
+
+    if round_size is not None and options.max_repeat is not None:
+        if options.shard is not None:
+            raise UsageError(
+                "--repeat-until-decided decides the suite as a whole, look by look, and a "
+                "shard sees part of it: run the sequential check unsharded, or give the "
+                "shards a fixed --repeat N"
+            )
+        return looks_of(round_size, options.max_repeat)
+    if (
+        options.run_first
+        and options.repeat is None
+        and config.sequential_looks is not None
+        and config.gates_statistically
+        and options.shard is None
+    ):
+        return config.sequential_looks
+    return None
 
 
 def _check_rounds(options: CheckRequest) -> int | None:

@@ -12,7 +12,6 @@ names when it is set (for every artifact when not).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -29,15 +28,10 @@ from silo_regress.project.config import Config, Gate
 from silo_regress.project.fingerprint import InputSnapshot
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.index import Run, RunIndex
-from silo_regress.stats.sequential import (
-    Decision,
-    Design,
-    calibrated_design,
-    size_calibrated_design,
-)
+from silo_regress.stats.groupsequential import LookDecision
+from silo_regress.stats.sequential import Decision
 from silo_regress.stats.tally import Tally, parse_tally
 from silo_regress.stats.verdicts import (
-    MIN_BASELINE_ROLLOUTS,
     Evidence,
     Floor,
     Policy,
@@ -49,9 +43,6 @@ from silo_regress.store.baselinenames import Baseline, tally_relpath
 from silo_regress.store.baselines import BaselineSource
 
 TALLY_ARTIFACT = "tally.json"
-# --repeat-until-decided tests "no change" against a drop of this much in pass rate.
-SEQUENTIAL_DROP = 0.15
-SEQUENTIAL_BETA = 0.2
 
 
 def gated_targets(config: Config, targets: Sequence[Target]) -> list[Target]:
@@ -96,63 +87,6 @@ def policy_for(
         sequential=sequential,
         require_power=require_power,
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def _design(p0: float, alpha: float, round_size: int, cap: int) -> Design:
-    p1, beta = p0 - SEQUENTIAL_DROP, SEQUENTIAL_BETA
-    try:
-        return calibrated_design(
-            p0, p1, alpha=alpha, beta=beta, round_size=round_size, max_rollouts=cap
-        )
-    except ValueError:  # the cap is too small for the power: keep the false-alarm rate
-        return size_calibrated_design(
-            p0, p1, alpha=alpha, beta=beta, round_size=round_size, max_rollouts=cap
-        )
-
-
-def sequential_design(
-    baseline: Tally | None, *, alpha: float, round_size: int, cap: int
-) -> Design | None:
-    """The task's sequential test, or None when it has none (no or too small a tally,
-    or a baseline rate too low to drop by 0.15): such a task is judged after its first
-    round by the fixed-sample rule."""
-    if baseline is None or baseline.rollouts < MIN_BASELINE_ROLLOUTS:
-        return None
-    # A baseline that always passed is not a rate of 1: no rollout could then fail
-    # without a certain regression. Half a failure is the usual shrinkage.
-    p0 = min(baseline.rate, 1 - 1 / (2 * baseline.rollouts))
-    if p0 - SEQUENTIAL_DROP <= 0.0:
-        return None
-    return _design(round(p0, 6), alpha, round_size, cap)
-
-
-def decide_rounds(
-    config: Config,
-    source: BaselineSource,
-    gated: Sequence[Target],
-    made: dict[tuple[str, str], list[Run]],
-    *,
-    results: Mapping[str, RolloutResult] | None = None,
-    round_size: int,
-    cap: int,
-) -> dict[TaskRef, Decision]:
-    """Each gated task's sequential decision on its rollouts so far; ``CONTINUE`` for one
-    that needs more. Each test runs at alpha / (2 m) over the m gated tasks (Bonferroni),
-    so the tasks' regressions together keep half the check's alpha."""
-    alpha = 0.05 / (2 * max(1, len(gated)))
-    decisions = {}
-    for target in gated:
-        assert target.key is not None
-        runs = made.get(target.key, [])
-        design = sequential_design(
-            read_baseline_tally(source, target.ref), alpha=alpha, round_size=round_size, cap=cap
-        )
-        if design is None:
-            continue  # judged by the fixed-sample rule on its first round
-        tally = _count(runs, results, variants={}).tally
-        decisions[target.ref] = design.decide(tally.passed, tally.rollouts)
-    return decisions
 
 
 def _count(
@@ -204,6 +138,7 @@ def apply_stats_gate(
     results: Mapping[str, RolloutResult] | None = None,
     retried: Mapping[str, int] | None = None,
     decisions: dict[TaskRef, Decision] | None = None,
+    sequential_look: LookDecision | None = None,
     require_power: bool = False,
     inputs: InputSnapshot | None = None,
     hook: bool = False,
@@ -288,7 +223,11 @@ def apply_stats_gate(
         judged_in_ci=hook,
     )
     by_name = {str(ref): d for ref, d in (decisions or {}).items()}
-    judged: StatsJudgement = judge_tasks(evidence, policy, decisions=by_name)
+    # A sequential check's global step was taken at its looks (stats/groupsequential.py).
+    declined = sequential_look.declined if sequential_look is not None else None
+    judged: StatsJudgement = judge_tasks(
+        evidence, policy, decisions=by_name, suite_declined=declined
+    )
     kept = tuple(
         o
         for o in report.outcomes

@@ -44,6 +44,7 @@ from silo_regress.project.configvalues import (
     read_artifacts,
     read_choice,
     read_inputs,
+    read_looks,
     read_number,
     read_pass_floor,
     read_path_string,
@@ -253,6 +254,8 @@ class Config:
     # Opt-in: a rollout that left no complete result is run again up to this many times;
     # each retry is one more rollout, and the report names the one it stands in for.
     retry_incomplete: int = 0
+    # `sequential = {looks = [2, 4, 6, 8]}`: check --run decides at these rollout counts
+    sequential_looks: tuple[int, ...] | None = None
     # bisect: run in each commit's worktree before its rollouts, e.g. ["npm", "ci"]
     bisect_setup: tuple[str, ...] = ()
 
@@ -639,6 +642,7 @@ _KNOWN = {
     "repeat",
     "retry-infra",
     "retry-incomplete",
+    "sequential",
     "bisect-setup",
 }
 _OVERRIDE_KEYS = {
@@ -729,6 +733,7 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
             _whole(table, "retry-infra", where, least=0, most=MAX_RETRIES), DEFAULT_RETRY_INFRA
         ),
         retry_incomplete=_whole(table, "retry-incomplete", where, least=0, most=MAX_RETRIES) or 0,
+        sequential_looks=read_looks(table, "sequential", where),
         bisect_setup=tuple(read_strings(table, "bisect-setup", where) or ()),
     )
 

@@ -159,6 +159,38 @@ def read_pass_floor(table: dict[str, Any], key: str, where: str) -> tuple[int, f
     return k, float(floor)
 
 
+MAX_LOOKS = 10  # each look is a round, a wait in CI
+MAX_LOOK_ROLLOUTS = 1000
+
+
+def read_looks(table: dict[str, Any], key: str, where: str) -> tuple[int, ...] | None:
+    """``{looks = [2, 4, 6, 8]}``: the candidate rollouts a task at each look of a
+    sequential check, increasing whole numbers from 1; the last is the cap."""
+    value = table.get(key)
+    if value is None:
+        return None
+    example = "{looks = [2, 4, 6, 8]}"
+    if not isinstance(value, dict) or set(value) != {"looks"}:
+        raise ConfigError(f"{where}: {key!r} must be a table like {example}")
+    looks = value["looks"]
+    if not isinstance(looks, list) or not 1 <= len(looks) <= MAX_LOOKS:
+        raise ConfigError(
+            f"{where}: {key}.looks must be a list of 1 to {MAX_LOOKS} rollout counts, "
+            f"not {describe_kind(looks)}"
+        )
+    for number in looks:
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise ConfigError(
+                f"{where}: {key}.looks must hold whole numbers, not {describe_kind(number)}"
+            )
+    if looks[0] < 1 or looks[-1] > MAX_LOOK_ROLLOUTS or looks != sorted(set(looks)):
+        raise ConfigError(
+            f"{where}: {key}.looks must increase from 1 to at most {MAX_LOOK_ROLLOUTS}, "
+            f"not {looks!r}"
+        )
+    return tuple(looks)
+
+
 def read_table(table: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = table.get(key, {})
     if not isinstance(value, dict):

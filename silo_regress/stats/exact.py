@@ -232,12 +232,42 @@ def _lower_tail(dists: Sequence[tuple[float, ...]], threshold: int) -> float:
     return min(1.0, math.fsum(acc))
 
 
-def stratified_decline_p(tables: Sequence[Table]) -> float:
+@lru_cache(maxsize=16384)
+def _selected_distribution(
+    base_rollouts: int, cand_rollouts: int, total: int
+) -> tuple[int, tuple[float, ...]]:
+    """The null distribution of the candidate's passes given its total *and* that the
+    baseline passed at least once (C <= total - 1): the hypergeometric cut there and
+    renormalized. A check that runs only the tasks whose baseline passed selects on it,
+    and the uncut distribution would then overstate the candidate's passes."""
+    low, dist = _distribution(base_rollouts, cand_rollouts, total)
+    high = low + len(dist) - 1
+    if total - 1 < low:
+        raise ValueError(f"a baseline with passes cannot have a total of {total}")
+    if high <= total - 1:
+        return low, dist
+    kept = dist[: total - low]
+    mass = math.fsum(kept)
+    return low, tuple(p / mass for p in kept)
+
+
+def decline_p_given_baseline_passed(table: Table) -> float:
+    """:func:`decline_p` for a task chosen because its baseline passed at least once:
+    P(C <= c | C <= t - 1), which is never below the plain p."""
+    if table.base_passed == 0:
+        raise ValueError("the baseline never passed")
+    low, dist = _selected_distribution(table.base_rollouts, table.cand_rollouts, table.total_passed)
+    return min(1.0, math.fsum(dist[: table.cand_passed - low + 1]))
+
+
+def stratified_decline_p(tables: Sequence[Table], *, given_baseline_passed: bool = False) -> float:
     """Exact one-sided p of the stratified test that the candidate passes less often
-    across tasks: P(sum C_i <= sum c_i), each task conditioned on its own total."""
+    across tasks: P(sum C_i <= sum c_i), each task conditioned on its own total (and,
+    with ``given_baseline_passed``, on its baseline having passed at least once)."""
     dists, threshold = [], 0
+    pick = _selected_distribution if given_baseline_passed else _distribution
     for table in tables:
-        low, dist = _distribution(table.base_rollouts, table.cand_rollouts, table.total_passed)
+        low, dist = pick(table.base_rollouts, table.cand_rollouts, table.total_passed)
         threshold += table.cand_passed - low
         if len(dist) > 1:
             dists.append(dist)

@@ -1,5 +1,9 @@
 """Wald's sequential probability ratio test on a task's candidate passes, in rounds.
 
+0.4's `check --run` no longer runs it (the sequential check of
+:mod:`silo_regress.stats.groupsequential` decides the suite at each look); bench/bisection.py
+compares against it, and merge reads the per-task decisions 0.3 reports carry.
+
 The test weighs H0 "the candidate passes at the baseline's rate p0" against H1 "it
 passes at p1 = p0 - drop". After each round it adds the log likelihood ratio of the
 rollouts so far and stops at Wald's boundaries: ``regression`` at or above

@@ -41,12 +41,12 @@ from silo_regress.stats.exact import (
 from silo_regress.stats.intervals import Interval, wilson
 from silo_regress.stats.multiplicity import holm_adjust
 from silo_regress.stats.passk import SuitePoint, pass_hat_k, suite_curve
+from silo_regress.stats.planning import rollouts_at_rate, rollouts_to_detect
 from silo_regress.stats.sequential import Decision
 from silo_regress.stats.tally import Tally
 
 MIN_BASELINE_ROLLOUTS = 3
 SUSPECT_P = 0.2
-_MOST_ROLLOUTS = 10_000  # the search for the rollouts that would decide gives up here
 _MOVERS = 5
 
 
@@ -293,34 +293,15 @@ def _table(baseline: Tally, candidate: Tally) -> Table:
 
 @lru_cache(maxsize=4096)
 def rollouts_for_zero(base_passed: int, base_rollouts: int, *, alpha: float) -> int | None:
-    """The fewest candidate rollouts at which 0 passes would be significant at ``alpha``."""
-    if base_passed == 0:
-        return None
-    low, high = 1, _MOST_ROLLOUTS
-    if smallest_p_at(base_passed, base_rollouts, high) > alpha:
-        return None
-    while low < high:  # the smallest p falls as the rollouts grow
-        middle = (low + high) // 2
-        if smallest_p_at(base_passed, base_rollouts, middle) <= alpha:
-            high = middle
-        else:
-            low = middle + 1
-    return low
+    """The fewest candidate rollouts at which 0 passes would be significant at ``alpha``;
+    None above the practical limit (stats/planning.py, PRACTICAL_ROLLOUTS)."""
+    return rollouts_to_detect(base_passed, base_rollouts, rate=0.0, alpha=alpha, power=1.0)
 
 
 def rollouts_to_decide(table: Table, *, alpha: float) -> int | None:
     """The fewest candidate rollouts at which the candidate's rate seen so far would be
-    significant at ``alpha`` (raw), None when it never would be (up to 10,000)."""
-    rate = table.cand_passed / table.cand_rollouts
-    if rate * table.base_rollouts >= table.base_passed:
-        return None
-    for rollouts in range(table.cand_rollouts, _MOST_ROLLOUTS + 1):
-        passed = round(rate * rollouts)
-        if decline_p(Table(table.base_passed, table.base_rollouts, passed, rollouts)) <= alpha:
-            return rollouts
-        if rollouts > 4 * table.cand_rollouts + 200:  # the p-value has stopped falling fast
-            break
-    return None
+    significant at ``alpha`` (raw); None above the practical limit."""
+    return rollouts_at_rate(table, alpha=alpha)
 
 
 def _checks(baseline: Tally, candidate: Tally) -> tuple[tuple[CheckMove, ...], tuple[str, ...]]:
@@ -351,12 +332,15 @@ def judge_tasks(
     policy: Policy,
     *,
     decisions: Mapping[str, Decision] | None = None,
+    suite_declined: bool | None = None,
 ) -> StatsJudgement:
     """Tiers for every task and the suite decision, by the gated design above.
 
     With ``decisions`` (``--repeat-until-decided``, ``policy.sequential``), a task its
     sequential test decided takes that tier (``regression`` or ``stable``, or
     ``improvement`` by Fisher's test), and one it left undecided is ``suspect``.
+    ``suite_declined`` is the global step as a sequential check took it
+    (:mod:`silo_regress.stats.groupsequential`), in place of the fixed-sample one.
     """
     testable = [
         e
@@ -369,7 +353,7 @@ def judge_tasks(
     tables = {
         e.task: _table(e.baseline, e.candidate) for e in testable if e.baseline and e.candidate
     }
-    suite = decide_suite(testable, policy)
+    suite = decide_suite(testable, policy, declined=suite_declined)
     adjusted = dict(zip(tables, holm_adjust([decline_p(t) for t in tables.values()]), strict=True))
     up_adjusted = dict(
         zip(tables, holm_adjust([increase_p(t) for t in tables.values()]), strict=True)
@@ -389,6 +373,8 @@ def judge_tasks(
             tier, reasons = Tier.NOT_JUDGED, [Reason.JUDGED_IN_CI]
         elif item.baseline.rollouts < policy.min_baseline:
             tier, reasons = Tier.UNRELIABLE_BASELINE, [Reason.BASELINE_TOO_SMALL]
+        elif (table is None or item.candidate is None) and item.baseline.passed == 0:
+            tier, reasons = Tier.STABLE, [Reason.CANNOT_DECLINE]  # a sequential check ran none
         elif table is None or item.candidate is None:
             tier, reasons = Tier.INSUFFICIENT_DATA, [Reason.CANDIDATE_MISSING]
         else:
@@ -461,8 +447,11 @@ def judge_tasks(
     return StatsJudgement(tasks=tuple(judged), suite=suite, policy=policy)
 
 
-def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
-    """The suite decision over the tasks with both tallies (the caller's ``testable``)."""
+def decide_suite(
+    testable: Sequence[Evidence], policy: Policy, *, declined: bool | None = None
+) -> SuiteDecision:
+    """The suite decision over the tasks with both tallies (the caller's ``testable``);
+    ``declined``, when given, is the global step a sequential check took."""
     pairs = [(e.task, e.baseline, e.candidate) for e in testable if e.baseline and e.candidate]
     tables = [_table(b, c) for _, b, c in pairs]
     down = sum(
@@ -483,9 +472,10 @@ def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
         # The other branch of the closed test's global step: the smallest task p,
         # Bonferroni-corrected (a few tasks that fell hard, in a suite that barely moved).
         p_task = min(1.0, len(tables) * min(decline_p(t) for t in tables))
-        declined = p_down <= policy.suite_share * alpha or (
-            p_task <= (1 - policy.suite_share) * alpha
-        )
+        if declined is None:
+            declined = p_down <= policy.suite_share * alpha or (
+                p_task <= (1 - policy.suite_share) * alpha
+            )
         # A suite that declined significantly cannot also have improved: its increase
         # is not tested (None), which saves a convolution as long as the decline's.
         p_up = None if declined else stratified_increase_p(tables)

@@ -47,8 +47,19 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.vcs": [("worktreeblobs",), ("gitio",), ("worktrees",)],
     "silo_regress.stats": [
-        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally", "changepoint"),
+        (
+            "exact",
+            "intervals",
+            "passk",
+            "multiplicity",
+            "sequential",
+            "tally",
+            "spending",
+            "changepoint",
+        ),
+        ("planning",),  # rollouts a check needs: the hints of verdicts come from here
         ("verdicts",),
+        ("groupsequential",),  # the sequential check's looks, on the verdicts' evidence
     ],
     "silo_regress.project": [
         ("taskref",),
@@ -90,7 +101,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("history", "bisection"),
     ],
     "silo_regress.render": [
-        ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
+        ("wording", "hunks", "advice", "chart", "statslines", "statsjson", "looks", "plan"),
         ("excerpt", "statshtml"),
         ("summary", "tallies"),
         ("text", "machine"),
@@ -107,6 +118,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "silo_regress.commands": [
         ("mergedriver", "resolution"),  # git's merge driver; fmt --resolve
         ("sources", "rollouts", "pullcomment"),
+        ("planning",),
         ("rounds", "unitwork"),
         ("checking", "bisecting"),
     ],
@@ -117,7 +129,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         # unitcheck: check --run --unit I/N's worker; mergedriver: merge-driver, fmt --resolve
         ("gitcmds", "runner", "unitcheck", "mergedriver"),
         ("checking",),
-        ("quick", "core", "reports", "review", "discard", "prune", "bisect", "comment"),
+        ("quick", "core", "reports", "review", "discard", "prune", "bisect", "comment", "plan"),
     ],
 }
 # Third-party modules and the only places that may import them.

@@ -53,6 +53,14 @@ def test_a_task_table_alone_turns_the_stats_gate_on(tmp_path: Path) -> None:
         ("min-pass-hat-k = {k = true, value = 0.5}", "k must be a whole number"),
         ('artifacts = ["tally.json"]', "artifact 'tally.json' cannot be baselined"),
         ('artifacts = ["x.tally.json"]', "artifact 'x.tally.json' cannot be baselined"),
+        ("sequential = [2, 4]", "'sequential' must be a table like {looks = [2, 4, 6, 8]}"),
+        ("sequential = {looks = [2, 4], cap = 8}", "must be a table like {looks"),
+        ("sequential = {looks = []}", "sequential.looks must be a list of 1 to 10"),
+        ("sequential = {looks = [2, 2.5]}", "sequential.looks must hold whole numbers"),
+        ("sequential = {looks = [2, true]}", "sequential.looks must hold whole numbers"),
+        ("sequential = {looks = [0, 4]}", "sequential.looks must increase from 1"),
+        ("sequential = {looks = [4, 4]}", "sequential.looks must increase from 1"),
+        ("sequential = {looks = [2, 4000]}", "to at most 1000"),
     ],
 )
 def test_bad_stats_keys_are_errors_naming_the_file(tmp_path: Path, text: str, message: str) -> None:
@@ -67,3 +75,10 @@ def test_a_task_table_with_a_bad_gate_names_the_table(tmp_path: Path) -> None:
     make_project(tmp_path / "p", config='[tool.silo-regress.tasks.TASK-001]\ngate = "x"\n')
     with pytest.raises(ConfigError, match=r"tasks\.TASK-001: 'gate' must be one of"):
         load_config(tmp_path / "p")
+
+
+def test_the_sequential_key_sets_the_looks(tmp_path: Path) -> None:
+    make_project(tmp_path / "p", config="sequential = {looks = [2, 4, 6, 8]}\n")
+    assert load_config(tmp_path / "p").sequential_looks == (2, 4, 6, 8)
+    make_project(tmp_path / "q")
+    assert load_config(tmp_path / "q").sequential_looks is None

@@ -56,14 +56,18 @@ def test_a_clear_drop_is_a_regression_that_fails_the_check() -> None:
 
 
 def test_a_small_drop_is_suspect_and_names_the_rollouts_that_would_decide() -> None:
-    judged = judge_tasks([Evidence("T", _t(9, 10), _t(6, 10))], Policy())
+    judged = judge_tasks([Evidence("T", _t(9, 10), _t(5, 10))], Policy())
     task = judged.tasks[0]
     assert task.tier is Tier.SUSPECT and not judged.failed
     assert task.p_decline is not None and 0.05 < task.p_decline <= 0.2
-    assert task.needed_rollouts is not None and task.needed_rollouts > 10
-    rate = 0.6
+    assert task.needed_rollouts == 13
+    rate = 0.5
     n = task.needed_rollouts
+    assert decline_p(Table(9, 10, round(rate * (n - 1)), n - 1)) > 0.05
     assert decline_p(Table(9, 10, round(rate * n), n)) <= 0.05
+    # 9/10 -> 6/10 would take 219 rollouts: no hint above the practical limit (50)
+    far = judge_tasks([Evidence("T", _t(9, 10), _t(6, 10))], Policy()).tasks[0]
+    assert far.tier is Tier.SUSPECT and far.needed_rollouts is None
 
 
 def test_a_drop_not_even_zero_passes_could_show_is_insufficient_data() -> None:

@@ -1,0 +1,178 @@
+"""``silo-regress plan``: how many rollouts a check needs to detect a drop, from the
+tallies the check would compare with.
+
+Per stats task: the fixed M at which its own test (one-sided Fisher at alpha) catches
+a drop of ``detect`` in its pass rate with ``power``, and the smallest drop the
+configured M catches. For the suite (every task down by ``detect``): the fixed M at
+which the stratified test (the global step's 0.9 alpha) does, the smallest drop the
+configured M catches, and the sequential check with the configured looks (its power,
+and the rollouts a task and rounds it takes with no change and with the drop), with
+the smallest cap whose looks reach the power when the configured one does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from silo_regress.commands.sources import baseline_source, load_project, parse_refs
+from silo_regress.errors import UsageError
+from silo_regress.stats.planning import Plan, SequentialPlan, SuitePlan, SuiteTask, TaskPlan
+
+DEFAULT_M = 8  # the fixed M a plan is judged at when neither --repeat nor `repeat` says
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    project: Path
+    explicit: bool = False
+    detect: float = 0.15
+    power: float = 0.8
+    repeat: int | None = None  # the M to judge; else the config's `repeat`, else 8
+    against: str | None = None
+    refs: tuple[str, ...] = ()
+
+
+def plan(request: PlanRequest) -> Plan:
+    """The plan for every stats task the check would judge (or those ``refs`` name)."""
+    from silo_regress.judging.statsgate import read_baseline_tally
+    from silo_regress.judging.targets import select_targets
+    from silo_regress.project.config import Gate
+    from silo_regress.runs.cache import index_runs
+    from silo_regress.stats.groupsequential import DEFAULT_LOOKS
+    from silo_regress.stats.planning import (
+        PRACTICAL_ROLLOUTS,
+        SuiteTask,
+        rollouts_to_detect,
+        smallest_task_drop,
+    )
+    from silo_regress.store.baselinenames import tally_relpath
+
+    if not 0.0 < request.detect < 1.0:
+        raise UsageError(f"--detect {request.detect}: give a drop in pass rate between 0 and 1")
+    if not 0.0 < request.power < 1.0:
+        raise UsageError(f"--power {request.power}: give a chance between 0 and 1")
+    config = load_project(request.project, explicit=request.explicit)
+    source = baseline_source(config, against=request.against)
+    targets = select_targets(config, index_runs(config.runs_dir), source, parse_refs(request.refs))
+    # A task with no run yet has no key (no environment seen): planned all the same.
+    gated = [
+        t
+        for t in targets
+        if not t.refused
+        and not t.ambiguous
+        and config.task_settings(t.ref, environment=t.key[0] if t.key else None).gate
+        is not Gate.EXACT
+    ]
+    m = request.repeat or config.repeat or DEFAULT_M
+    looks = config.sequential_looks or DEFAULT_LOOKS
+    tasks = []
+    suite_tasks = []
+    for target in gated:
+        tally = read_baseline_tally(source, target.ref)
+        shown = config.relative(config.baselines_dir / tally_relpath(target.ref))
+        if tally is None:
+            tasks.append(TaskPlan(str(target.ref), shown, None, None, None, None, False))
+            continue
+        rate = tally.passed / tally.rollouts if tally.rollouts else 0.0
+        after = max(0.0, rate - request.detect)
+        tasks.append(
+            TaskPlan(
+                task=str(target.ref),
+                tally_path=shown,
+                base_passed=tally.passed,
+                base_rollouts=tally.rollouts,
+                rollouts=rollouts_to_detect(
+                    tally.passed, tally.rollouts, rate=after, alpha=ALPHA, power=request.power
+                ),
+                smallest_drop=smallest_task_drop(
+                    tally.passed, tally.rollouts, m, alpha=ALPHA, power=request.power
+                )
+                if tally.passed
+                else None,
+                cannot_decline=tally.passed == 0,
+            )
+        )
+        if tally.rollouts:
+            suite_tasks.append(SuiteTask(tally.passed, tally.rollouts, after))
+    return Plan(
+        detect=request.detect,
+        power=request.power,
+        alpha=ALPHA,
+        configured_m=m,
+        looks=looks,
+        looks_configured=config.sequential_looks is not None,
+        tasks=tuple(tasks),
+        suite=_suite(suite_tasks, m=m, looks=looks, detect=request.detect, power=request.power),
+        limit=PRACTICAL_ROLLOUTS,
+    )
+
+
+def _suite(
+    tasks: list[SuiteTask], *, m: int, looks: tuple[int, ...], detect: float, power: float
+) -> SuitePlan:
+    from silo_regress.stats.groupsequential import SequentialPolicy, levels_for
+    from silo_regress.stats.planning import (
+        PRACTICAL_ROLLOUTS,
+        SuiteTask,
+        plan_sequential,
+        suite_power,
+        suite_rollouts,
+    )
+
+    live = [t for t in tasks if t.base_passed > 0]
+    if not live:
+        return SuitePlan(0, None, None, None, None)
+    level = 0.9 * ALPHA
+    needed = suite_rollouts(live, level=level, power=power)
+
+    def dropped(drop: float) -> list[SuiteTask]:
+        return [
+            SuiteTask(
+                t.base_passed, t.base_rollouts, max(0.0, t.base_passed / t.base_rollouts - drop)
+            )
+            for t in live
+        ]
+
+    smallest: float | None = None
+    if suite_power(dropped(1.0), m, level=level) >= power:
+        low, high = 0.0, 1.0
+        while high - low > 0.0025:
+            middle = (low + high) / 2
+            if suite_power(dropped(middle), m, level=level) >= power:
+                high = middle
+            else:
+                low = middle
+        smallest = high
+
+    def sequential(chosen: tuple[int, ...]) -> SequentialPlan:
+        policy = SequentialPolicy(looks=chosen)
+        levels = levels_for([t.base_rollouts for t in live], policy)
+        futility = [policy.futility_level(f) for f in levels.fractions[:-1]]
+        return plan_sequential(
+            live,
+            chosen,
+            alpha=policy.alpha,
+            suite_share=policy.suite_share,
+            gamma=policy.gamma,
+            futility=futility,
+            fractions=levels.fractions,
+        )
+
+    configured = sequential(looks)
+
+    def scaled(cap: int) -> tuple[int, ...]:
+        return tuple(sorted({max(1, round(x * cap / looks[-1])) for x in looks}))
+
+    cap_needed = None
+    if configured.power < power and sequential(scaled(PRACTICAL_ROLLOUTS)).power >= power:
+        low, high = looks[-1], PRACTICAL_ROLLOUTS  # power grows with the cap: bisect
+        while high - low > 1:
+            middle = (low + high) // 2
+            if sequential(scaled(middle)).power >= power:
+                high = middle
+            else:
+                low = middle
+        cap_needed = high
+    return SuitePlan(len(live), needed, smallest, configured, cap_needed)
