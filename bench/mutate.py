@@ -54,6 +54,7 @@ STATS_TESTS = (
     # fastest first: with -x a mutant dies at its first failing test
     "tests/unit/test_stats_verdicts.py",
     "tests/unit/test_stats_error_rates.py",
+    "tests/unit/test_stats_sequential_split.py",
     "tests/unit/test_stats_tally.py",
     "tests/unit/test_stats_config.py",
     "tests/unit/test_stats_exact.py",

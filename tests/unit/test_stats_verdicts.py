@@ -324,7 +324,8 @@ def test_a_tasks_tier_comes_from_its_holm_adjusted_p_not_its_raw_p() -> None:
     for task in (a, b):
         assert task.p_decline is not None and task.p_decline <= 0.05
         assert task.p_adjusted == pytest.approx(2 * task.p_decline)
-        assert task.p_adjusted > 0.05 and task.tier is Tier.SUSPECT, task
+        assert task.p_adjusted is not None and task.p_adjusted > 0.05, task
+        assert task.tier is Tier.SUSPECT, task
     # with only one of them beside the hard fall, Holm's factor for it is 1: a regression
     pair = judge_tasks(evidence[:2], Policy()).tasks
     assert pair[1].p_adjusted == pytest.approx(pair[1].p_decline)
