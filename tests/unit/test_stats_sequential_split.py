@@ -44,12 +44,12 @@ def _regression_region(tmp_path: Path, m: int) -> list[set[int]]:
         tally.write_bytes(serialize_tally(BASE))
         sides = []
         for passed in (True, False):
-            made = [
+            read = [
                 read_run(project.add_run(task, result=make_result(passed=passed)))
                 for _ in range(LOOK)
             ]
-            assert all(isinstance(r, Run) for r in made)
-            sides.append([r for r in made if isinstance(r, Run)])
+            assert all(isinstance(r, Run) for r in read)
+            sides.append([r for r in read if isinstance(r, Run)])
         runs[task] = (sides[0], sides[1])
     gated = [Target(TaskRef(t), ("crm-west", t), ()) for t in tasks]
     source = BaselineStore.of(config)
