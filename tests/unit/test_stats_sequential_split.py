@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from support.silofixture import make_project, make_result
 
-from silo_regress.judging.statsgate import decide_rounds
+from silo_regress.judging.statsgate import decide_rounds, sequential_design
 from silo_regress.judging.targets import Target
 from silo_regress.project.config import load_config
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.index import Run, read_run
-from silo_regress.stats.sequential import Decision
+from silo_regress.stats.sequential import Decision, Design, binomial_cdf
 from silo_regress.stats.tally import Tally, serialize_tally
 from silo_regress.store.baselinenames import tally_relpath
 from silo_regress.store.baselines import BaselineStore
@@ -81,3 +81,36 @@ def test_more_gated_tasks_make_each_task_test_stricter(tmp_path: Path) -> None:
     one = _regression_region(tmp_path, 1)[0]
     three = _regression_region(tmp_path, 3)[0]
     assert three < one  # Bonferroni over the tasks: 0.025 for one, 0.0083 each for three
+
+
+def test_a_baseline_that_always_passed_gets_a_design_below_rate_one() -> None:
+    """100 of 100 is not a rate of 1 (no failure could then be anything but a regression):
+    half a failure, p0 = 1 - 1/200."""
+    design = sequential_design(Tally(rollouts=100, passed=100), alpha=0.025, round_size=4, cap=40)
+    assert design is not None and design.p0 == pytest.approx(0.995)
+    for too_small_or_too_low in (Tally(rollouts=2, passed=2), Tally(rollouts=10, passed=1)):
+        assert sequential_design(too_small_or_too_low, alpha=0.025, round_size=4, cap=40) is None
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"p0": 1.0, "p1": 0.8},
+        {"p0": 0.8, "p1": 0.8},
+        {"p0": 0.8, "p1": 0.0},
+        {"p0": 0.9, "p1": 0.8, "round_size": 0},
+        {"p0": 0.9, "p1": 0.8, "round_size": 5, "max_rollouts": 4},
+        {"p0": 0.9, "p1": 0.8, "alpha": 0.0},
+        {"p0": 0.9, "p1": 0.8, "beta": 1.0},
+    ],
+)
+def test_a_design_refuses_what_has_no_test(arguments: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        Design(**arguments)  # type: ignore[arg-type]
+
+
+def test_binomial_cdf_is_the_sum_of_the_binomial_terms() -> None:
+    for n in range(0, 12):
+        for k in range(-1, n + 1):
+            expected = math.fsum(_binomial(n, 0.3)[: k + 1])
+            assert binomial_cdf(k, n, 0.3) == pytest.approx(expected, abs=1e-15)

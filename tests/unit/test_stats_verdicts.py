@@ -413,3 +413,30 @@ def test_the_floor_fails_below_its_value_and_passes_at_it() -> None:
     # a floor applies without a baseline tally too (the task fails for its missing tally)
     alone = judge_tasks([Evidence("T", None, _t(2, 4))], policy).tasks[0]
     assert alone.below_floor
+
+
+def test_a_baseline_of_exactly_the_minimum_rollouts_is_judged_and_in_the_suite() -> None:
+    evidence = [Evidence("T", _t(3, 3), _t(0, 30))]
+    judged = judge_tasks(evidence, Policy())
+    assert judged.tasks[0].tier is Tier.REGRESSION
+    assert judged.suite.tasks == 1 and judged.suite.verdict is SuiteVerdict.REGRESSION
+    small = judge_tasks([Evidence("T", _t(2, 2), _t(0, 30))], Policy())
+    assert small.suite.tasks == 0 and small.tasks[0].tier is Tier.UNRELIABLE_BASELINE
+
+
+def test_the_movers_are_the_tasks_that_fell_most_first() -> None:
+    evidence = [
+        Evidence("SMALL", _t(8, 10), _t(7, 10)),
+        Evidence("BIG", _t(10, 10), _t(2, 10)),
+        Evidence("MID", _t(9, 10), _t(5, 10)),
+        Evidence("ROSE", _t(2, 10), _t(9, 10)),
+    ]
+    movers = judge_tasks(evidence, Policy()).suite.movers
+    assert [m.task for m in movers] == ["BIG", "MID", "SMALL"]
+    assert (movers[0].base_rate, movers[0].cand_rate) == (1.0, 0.2)
+
+
+def test_an_empty_suite_has_empty_curves() -> None:
+    suite = judge_tasks([], Policy()).suite
+    assert suite.baseline_curve == () and suite.candidate_curve == ()
+    assert suite.base_rate is None and suite.cand_rate is None
