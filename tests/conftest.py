@@ -19,7 +19,14 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> It
     monkeypatch.setenv("HOME", str(home))
     for key, value in GIT_IDENTITY.items():
         monkeypatch.setenv(key, value)
-    for key in ("NO_COLOR", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GIT_DIR", "GIT_INDEX_FILE"):
+    for key in (
+        "NO_COLOR",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_ACTIONS",
+        "CI",
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+    ):
         monkeypatch.delenv(key, raising=False)
     yield
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 def load_app() -> typer.Typer:
     """The typer app with every command registered."""
     from silo_regress.cli import (
+        bisect,  # noqa: F401  (bisect, blame: the commit that made a task worse)
+        comment,  # noqa: F401  (comment: the sticky pull-request comment)
         core,  # noqa: F401  (registers the core commands)
         discard,  # noqa: F401  (discard, restore: runs out of judging and back)
         gitcmds,  # noqa: F401  (log, init, install-hook, diff --from)

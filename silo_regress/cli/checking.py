@@ -1,35 +1,21 @@
-"""The body of `check`, with no CLI framework: the typer command and the lean start-up
-path (cli/quick.py) both run it, so a hook or CI job that takes the lean path gets the
-same command, not a copy of it."""
+"""``check`` on the command line: the options as typer and the lean start-up path
+(cli/quick.py) read them, the use case (:mod:`silo_regress.commands.checking`) run, its
+report printed, and the exit code picked."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from silo_regress.cli.common import (
-    Globals,
-    baseline_source,
-    out,
-    parse_refs,
-    project_config,
-)
+from silo_regress.cli.common import Globals, out
 from silo_regress.cli.failon import FailOn, exit_code
 from silo_regress.cli.output import ReportFormat, emit_report, start_history
-from silo_regress.errors import InputError, UsageError
-from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
 if TYPE_CHECKING:
-    from silo_regress.judging.outcome import Invocation, Report
-    from silo_regress.judging.targets import Target
+    from silo_regress.cli.output import PendingHistory
     from silo_regress.project.config import Config, SuiteGate
     from silo_regress.project.taskref import TaskRef
-    from silo_regress.runs.index import Run, RunIndex
-    from silo_regress.stats.sequential import Decision
-    from silo_regress.store.baselines import BaselineSource
 
 
 @dataclass(frozen=True)
@@ -55,343 +41,60 @@ class CheckOptions:
     max_repeat: int | None = None  # --max-repeat K: the cap on a task's rollouts
     require_power: bool = False  # insufficient-data fails a stats task
     suite_gate: SuiteGate | None = None  # --suite-gate: overrides the suite-gate config key
+    unit: str | None = None  # --unit I/N: this worker's rollouts of the plan (cli/unitcheck)
 
 
 def run_check(g: Globals, options: CheckOptions) -> int:
-    """Compare the newest run of each baselined task with its baselines; the exit code."""
-    from silo_regress.judging.judge import check as judge_check
-    from silo_regress.judging.targets import select_targets
-    from silo_regress.project.config import NoProjectError
-    from silo_regress.runs.cache import index_runs
+    """Run the check use case, print its report; the exit code."""
+    from silo_regress.commands.checking import CheckRequest, check
 
-    refs = list(options.refs)
-    if options.repeat is not None and not options.run_first:
-        raise UsageError(
-            f"--repeat {options.repeat} needs --run: it sets how many rollouts check --run "
-            "starts per task, and a check without --run starts none"
-        )
-    round_size = _check_rounds(options)
-    try:
-        config = project_config(g)
-    except NoProjectError as exc:
-        if not options.allow_no_runs:
-            raise
-        _refuse_baselines_elsewhere(g.project, exc.message.split(";")[0], excluding=None)
-        out(f"silo-regress: {exc.message} (--allow-no-runs: nothing to compare)\n")
-        return 0
-    if options.suite_gate is not None:
-        # The command line outranks the config file, as --fail-on outranks its default.
-        config = replace(config, suite_gate=options.suite_gate)
-    if options.repeat == 1 and config.gates_statistically and not options.until_decided:
-        raise UsageError(
-            "--repeat 1 gives the stats gate one rollout a task, which can never show a "
-            "change in a pass rate; give --repeat 2 or more (docs/statistics.md)"
-        )
-    decisions: dict[TaskRef, Decision] | None = None
-    chosen_shard = None
-    if options.shard is not None:
-        from silo_regress.judging.sharding import parse_shard
+    if options.unit is not None or options.run_first:
+        from silo_regress.cli.unitcheck import run_unit_check, wants_units
 
-        chosen_shard = parse_shard(options.shard)
-    source = baseline_source(config, against=options.against, staged=options.staged)
-    pinned: list[dict[tuple[str, str], Run]] | None = None
-    if options.run_first:
-        from silo_regress.cli.rolloutoptions import RolloutFlags
-        from silo_regress.cli.runner import run_before_check
+        if wants_units(options):
+            from silo_regress.cli.runner import ConsoleWatcher
 
-        run_refs = parse_refs(refs)
-        pinned = [{} for _ in range(round_size or options.repeat or 1)]
-        if chosen_shard is not None:
-            # Run only this shard's tasks: the other shards' jobs run theirs.
-            from silo_regress.judging.sharding import select_shard
-
-            planned = select_targets(config, index_runs(config.runs_dir), source, run_refs)
-            run_refs = [t.ref for t in select_shard(planned, chosen_shard) if not t.refused]
-        if run_refs or chosen_shard is None:
-            flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
-            if round_size is not None and options.max_repeat is not None:
-                from silo_regress.cli.runner import run_until_decided
-
-                pinned, decisions = run_until_decided(
-                    g,
-                    config,
-                    source,
-                    run_refs,
-                    flags=flags,
-                    round_size=round_size,
-                    cap=options.max_repeat,
-                )
-            else:
-                pinned = run_before_check(
-                    g, config, source, run_refs, flags=flags, repeat=options.repeat or 1
-                )
-    index = index_runs(config.runs_dir)
-    if options.allow_no_runs and not index.by_task:
-        # A name that maps to no task needs no run to be judged: it fails a fresh clone too.
-        targets = [t for t in select_targets(config, index, source) if t.refused]
-        if not targets and config.source is None and not os.path.lexists(config.baselines_dir):
-            # A project only by its runs directory: its baselines may be elsewhere.
-            _refuse_baselines_elsewhere(
-                config.project,
-                f"project {config.project} has no config file and no "
-                f"{config.relative(config.baselines_dir)}/",
-                excluding=None,
-            )
-        if not targets:
-            out(
-                f"silo-regress: no runs under {config.relative(config.runs_dir)}/, "
-                "nothing to compare (run Silo, or use `silo-regress check` in CI)\n"
-            )
-            return 0
-    else:
-        targets = select_targets(config, index, source, parse_refs(refs))
-    if not targets:
-        note = _nothing_to_check(config, source)
-        if not options.allow_no_runs:
-            raise InputError(note)
-        _refuse_baselines_elsewhere(
-            config.project,
-            f"project {config.project} has no baselines under "
-            f"{config.relative(config.baselines_dir)}/ ({source.label})",
-            excluding=config.baselines_dir,
-        )
-        out(f"silo-regress: {note} (--allow-no-runs)\n")
-        return 0
-    if options.allow_no_runs:
-        targets = _with_runs(config, index, targets)
-    uncovered = None
-    if not refs and chosen_shard is None:  # named tasks or a shard: the rest is not theirs
-        from silo_regress.judging.coverage import find_uncovered
-
-        uncovered = find_uncovered(config, index, targets)
-    if chosen_shard is not None:
-        from silo_regress.judging.sharding import select_shard
-
-        targets = select_shard(targets, chosen_shard)
-    history = start_history(
-        options.report_format, config, [t.ref for t in targets if not t.refused]
+            return run_unit_check(g, options, watcher=ConsoleWatcher(g))
+    request = CheckRequest(
+        project=g.project,
+        explicit=g.explicit,
+        refs=options.refs,
+        shard=options.shard,
+        against=options.against,
+        staged=options.staged,
+        allow_no_runs=options.allow_no_runs,
+        run_first=options.run_first,
+        jobs=options.jobs,
+        agent=options.agent,
+        timeout=options.timeout,
+        allow_stale=options.allow_stale,
+        repeat=options.repeat,
+        until_decided=options.until_decided,
+        max_repeat=options.max_repeat,
+        require_power=options.require_power,
+        suite_gate=options.suite_gate,
     )
-    inputs = None
-    if config.input_globs:  # without inputs there is no stale detection to load
-        from silo_regress.project.fingerprint import current_inputs
+    history: list[PendingHistory | None] = [None]
 
-        # The hook judges the inputs being committed; every other check the working tree.
-        inputs = current_inputs(config, staged=options.staged)
-    # Under --repeat-until-decided the first round holds every task; later rounds only
-    # the undecided stats tasks, whose byte outcomes the stats gate sets aside anyway.
-    first_round = pinned[: round_size or len(pinned)] if pinned is not None else None
-    reports = [
-        judge_check(
-            config,
-            index,
-            source,
-            targets=targets,
-            runs=runs,
-            inputs=inputs,
-            allow_stale=options.allow_stale,
-            # The runs check --run just made were made by --agent: judge them by it.
-            agent=options.agent if options.run_first else None,
-        )
-        for runs in (first_round if first_round is not None else [None])
-    ]
-    report = reports[0]
-    folded = round_size or options.repeat or 1
-    if folded > 1:
-        from silo_regress.judging.repeats import fold_repeats
+    def read_history(config: Config, refs: list[TaskRef]) -> None:
+        history[0] = start_history(options.report_format, config, refs)
 
-        # Set even for a shard that ran nothing, so merge sees one rollout count.
-        report = replace(fold_repeats(reports), repeat=folded)
-    if config.gates_statistically:  # only then is the stats gate loaded at all
-        from silo_regress.judging.statsgate import apply_stats_gate
+    watcher = None
+    if options.run_first:
+        from silo_regress.cli.runner import ConsoleWatcher
 
-        report = apply_stats_gate(
-            config,
-            source,
-            index,
-            report,
-            targets=targets,
-            pins=pinned,
-            decisions=decisions,
-            require_power=options.require_power,
-        )
-        if pinned is not None and folded > 1 and report.stats is not None:
-            _keep_candidates(config, source, report, targets=targets, pinned=pinned)
-    if chosen_shard is not None:
-        report = replace(report, shard=(chosen_shard.index, chosen_shard.count))
-    if options.staged:
-        report = replace(report, hook=running_hook(os.environ))
-    report = replace(report, invocation=invocation_of(g, config, options))
-    if uncovered:
-        report = replace(report, uncovered=uncovered)
+        watcher = ConsoleWatcher(g)
+    checked = check(request, watcher=watcher, on_targets=read_history)
+    for note in checked.notes:
+        out(note)
+    if checked.report is None:
+        return 0
     emit_report(
-        report,
+        checked.report,
         options.report_format,
         g,
         output=options.output,
         verbose=options.verbose,
-        history=history,
+        history=history[0],
     )
-    return exit_code(report, options.fail_on)
-
-
-def _keep_candidates(
-    config: Config,
-    source: BaselineSource,
-    report: Report,
-    *,
-    targets: list[Target],
-    pinned: list[dict[tuple[str, str], Run]],
-) -> None:
-    """Keep each stats task's candidate tally and the rollouts behind it, for `review`
-    to accept: nothing else names the M rollouts of this check afterwards."""
-    from silo_regress.recording.candidates import keep_candidates
-    from silo_regress.store.baselinenames import Baseline, tally_relpath
-
-    assert report.stats is not None
-    judged = {t.task for t in report.stats.tasks}
-    runs_of: dict[str, list[str]] = {}
-    baselines: dict[str, bytes | None] = {}
-    for target in targets:
-        if target.key is None or str(target.ref) not in judged:
-            continue
-        name = str(target.ref)
-        runs_of[name] = [pin[target.key].name for pin in pinned if target.key in pin]
-        tally = Baseline(target.ref, "tally.json", tally_relpath(target.ref))
-        baselines[name] = source.read(tally) if source.has(tally.relpath) else None
-    keep_candidates(config.runs_dir, report.stats, runs_of=runs_of, baselines=baselines)
-
-
-def _check_rounds(options: CheckOptions) -> int | None:
-    """The round size of --repeat-until-decided (None without it), or a usage error."""
-    if not options.until_decided:
-        if options.max_repeat is not None:
-            raise UsageError("--max-repeat K caps --repeat-until-decided: give it with that")
-        return None
-    if not options.run_first or options.max_repeat is None:
-        raise UsageError(
-            "--repeat-until-decided needs --run and --max-repeat K: it starts rollouts in "
-            "rounds, and K caps a task's rollouts"
-        )
-    size = options.repeat or min(4, options.max_repeat)
-    if options.max_repeat < size:
-        raise UsageError(
-            f"--max-repeat {options.max_repeat} is below the round of --repeat {size}: "
-            "give K at least M"
-        )
-    return size
-
-
-def _nothing_to_check(config: Config, source: BaselineSource) -> str:
-    """A check that compared nothing must say where it looked: it is never a pass."""
-    where = config.relative(config.baselines_dir)
-    return (
-        f"no baselines to check: no baseline files under {where}/ ({source.label}) in "
-        f"project {config.project} (config: {config.where if config.source else 'defaults'}); "
-        "record some with `silo-regress record --all`, or pass --project DIR"
-    )
-
-
-def _refuse_baselines_elsewhere(scope: Path, what: str, *, excluding: Path | None) -> None:
-    """--allow-no-runs passes a check with nothing to compare only when there is truly
-    nothing: baselines anywhere below the hook's directory mean the hook is pointed at
-    the wrong place (a monorepo without --project), and passing would be a lie."""
-    from silo_regress.errors import ConfigError
-    from silo_regress.project.survey import find_baselines_below
-
-    found = find_baselines_below(scope, excluding=excluding)
-    if not found:
-        return
-    shown = [_from_here(scope, f.baselines) + "/" for f in found]
-    projects = list(dict.fromkeys(_from_here(scope, f.project) for f in found))
-    listed = ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
-    raise ConfigError(
-        f"{what}, but baselines lie below {_from_here(scope, Path('.'))}/ in {listed}; "
-        f"--allow-no-runs passes only where there are no baselines at all: {_aim(projects)}"
-    )
-
-
-def _aim(projects: list[str]) -> str:
-    """The --project for every project found: a hook given only the first would leave
-    the others' regressions ungated (each project needs its own check)."""
-    if len(projects) == 1:
-        return (
-            f"give the check --project {projects[0]} "
-            f"(in .pre-commit-config.yaml: args: [--project, {projects[0]}])"
-        )
-    shown = projects[:5]
-    more = f" and {len(projects) - 5} more" if len(projects) > 5 else ""
-    return (
-        f"give each of the {len(projects)} projects its own check: "
-        + ", ".join(f"--project {p}" for p in shown)
-        + more
-        + " (in .pre-commit-config.yaml, one silo-regress-check hook each: "
-        + "; ".join(f"args: [--project, {p}]" for p in shown)
-        + ")"
-    )
-
-
-def _from_here(scope: Path, relative: object) -> str:
-    """``scope / relative`` as a path that works from the current directory."""
-    text = os.path.relpath(os.path.join(os.path.abspath(scope), str(relative)))
-    return text.replace(os.sep, "/")
-
-
-def _with_runs(config: Config, index: RunIndex, targets: list[Target]) -> list[Target]:
-    """The targets that have a run; the hook cannot judge a task nobody has run here."""
-    kept = [
-        t for t in targets if not t.baselines or t.ambiguous or (t.key and index.runs_of(*t.key))
-    ]
-    if len(kept) < len(targets):
-        skipped = len(targets) - len(kept)
-        out(
-            f"silo-regress: {skipped} baselined task{'s' * (skipped != 1)} "
-            f"{'have' if skipped != 1 else 'has'} no run under "
-            f"{config.relative(config.runs_dir)}/ and {'were' if skipped != 1 else 'was'} "
-            "not compared (--allow-no-runs)\n"
-        )
-    return kept
-
-
-def invocation_of(g: Globals, config: Config, options: CheckOptions) -> Invocation:
-    """How check was run, for next steps that work pasted where they were printed: the
-    -C DIR as the user wrote it (only when their directory is outside the project, where
-    a command without it would find no project), paths from their directory, and the
-    rollout options."""
-    from silo_regress.judging.outcome import Invocation
-
-    here = _reach(config.project)
-    # Inside the project (here is "." or "../.."), a command finds it by walking up.
-    outside = any(part not in (".", "..") for part in here.split("/"))
-    return Invocation(
-        project=str(g.project) if g.explicit and outside else None,
-        here="" if here == "." else here,
-        baselines=posix_join(here, config.relative(config.baselines_dir)),
-        agent=options.agent,
-        timeout=options.timeout,
-    )
-
-
-def _reach(directory: Path) -> str:
-    """``directory`` from the current one: relative when that is short, else absolute."""
-    try:
-        text = os.path.relpath(directory).replace(os.sep, "/")
-    except (OSError, ValueError):  # the current directory is gone, or another drive
-        return str(directory)
-    return str(directory) if text.count("../") > 2 else text
-
-
-def posix_join(head: str, tail: str) -> str:
-    import posixpath
-
-    return posixpath.normpath(posixpath.join(head, tail))
-
-
-def running_hook(environ: Mapping[str, str]) -> Hook | None:
-    """The hook a ``check --staged`` runs in: the pre-commit framework sets PRE_COMMIT=1
-    for its hooks, and install-hook's script sets SILO_REGRESS_HOOK; None for neither
-    (a hook written by an older version, or a check run by hand)."""
-    if environ.get("PRE_COMMIT") == "1":
-        return Hook.FRAMEWORK
-    if environ.get(HOOK_VARIABLE) == Hook.GIT.value:
-        return Hook.GIT
-    return None
+    return exit_code(checked.report, options.fail_on)

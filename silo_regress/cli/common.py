@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from silo_regress.errors import ExitCode, OutputError, SiloRegressError, UsageError
+from silo_regress.errors import ExitCode, OutputError, SiloRegressError
 
 # typer is imported only where a typer command runs: `check` and the pre-commit
 # hooks start without it (see cli/quick.py).
@@ -204,32 +204,28 @@ def setup(ctx: typer.Context) -> tuple[Globals, Config]:
 
 def project_config(g: Globals) -> Config:
     """The project's config: the one --project names, else the one found walking up."""
-    from silo_regress.project.config import discover_config, load_config
+    from silo_regress.commands.sources import load_project
 
-    return load_config(g.project) if g.explicit else discover_config(g.project)
+    return load_project(g.project, explicit=g.explicit)
 
 
 def parse_refs(texts: list[str] | None) -> list[TaskRef]:
-    from silo_regress.project.taskref import parse_ref
+    from silo_regress.commands.sources import parse_refs as parse
 
-    return [parse_ref(t) for t in texts or []]
+    return parse(texts)
 
 
 def working_tree(config: Config) -> BaselineStore:
     """The project's baselines directory, the one place baselines are written."""
-    from silo_regress.store.baselines import BaselineStore
+    from silo_regress.commands.sources import working_tree as store
 
-    return BaselineStore.of(config)
+    return store(config)
 
 
 def baseline_source(
     config: Config, *, against: str | None = None, staged: bool = False
 ) -> BaselineSource:
     """Where baselines are read from: the working tree, the git index or a commit."""
-    if against is not None and staged:
-        raise UsageError("--against and --staged both choose the baselines: give one")
-    if against is None and not staged:
-        return working_tree(config)
-    from silo_regress.store.gitsource import git_source
+    from silo_regress.commands.sources import baseline_source as source
 
-    return git_source(config, ref=against, staged=staged)
+    return source(config, against=against, staged=staged)

@@ -297,6 +297,17 @@ def check(
             "regression (insufficient-data), instead of warning.",
         ),
     ] = False,
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            "--unit",
+            metavar="I/N",
+            help="With --run --repeat M: run only worker I's rollouts of N (1-based; auto/N "
+            "takes I from JOB_COMPLETION_INDEX or SILO_REGRESS_UNIT_INDEX, 0-based) and "
+            "write a unit report for merge (docs/distributed.md).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Compare the newest run of each baselined task with its baselines; never writes one.
 
@@ -336,6 +347,7 @@ def check(
         max_repeat=max_repeat,
         require_power=require_power,
         suite_gate=suite_gate,
+        unit=unit,
     )
     return run_check(globals_of(ctx), options)
 

@@ -24,8 +24,10 @@ def exit_code(report: Report, fail_on: FailOn) -> int:
 
     if fail_on is FailOn.UNCOVERED and report.uncovered:
         return 1
-    if report.stats is not None and report.stats.failed:
-        return 1  # a stats regression (task or suite) is a regression by either rule
+    if report.stats is not None and (report.stats.failed or report.stats.not_decided):
+        # A stats regression (task or suite) is a regression by either rule, and a check
+        # whose stats tasks no test could judge never passes: it decided nothing.
+        return 1
     passing = {Direction.IMPROVEMENT, Direction.DRIFT} if fail_on is FailOn.REGRESSION else set()
     for outcome in report.outcomes:
         if outcome.ok:

@@ -25,6 +25,15 @@ from silo_regress.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from silo_regress.project.config import Config
+    from silo_regress.recording import scaffold as scaffold_t
+
+
+class InitHook(enum.StrEnum):
+    PRE_COMMIT = "pre-commit"
+    HUSKY = "husky"
+    LEFTHOOK = "lefthook"
+    GIT = "git"
+    ALL = "all"
 
 
 class HistoryFormat(enum.StrEnum):
@@ -95,18 +104,38 @@ def init(
         typer.Option(
             "--write",
             help="Also write the GitHub Actions workflow to .github/workflows/silo-regress.yml "
-            "(an existing one is left as it is).",
+            "and the --hook's file (an existing one is left as it is).",
         ),
     ] = False,
+    hook: Annotated[
+        InitHook | None,
+        typer.Option(
+            "--hook",
+            help="The commit hook to print (and with --write, write): pre-commit "
+            "(.pre-commit-config.yaml), husky (.husky/pre-commit), lefthook (lefthook.yml), "
+            "git (.git/hooks/pre-commit), or all of them, printed only.",
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            metavar="URL@REF",
+            help="Where the printed snippets get silo-regress from: a git URL and a tag or "
+            "commit that exists there (default: $SILO_REGRESS_SOURCE, else placeholders "
+            "to fill in).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Set a repository up for silo-regress; running it again changes nothing.
 
     Writes silo-regress.toml (or adds [tool.silo-regress] to an existing
     pyproject.toml) with the environment and agent it can infer, writes
     baselines/.gitattributes (git never converts baseline bytes; diffs as text),
-    adds .silo/ (and .venv/, when the project holds one) to .gitignore, then prints
-    the pre-commit, husky and lefthook hooks and a GitHub Actions workflow to copy,
-    each naming the project when it sits below the top of the repository.
+    adds .silo/ and .venv/ (where the hooks look for silo-regress) to .gitignore, then
+    prints one commit hook (--hook, default pre-commit) and a GitHub Actions workflow
+    to copy, each naming the project when it sits below the top of the repository.
     """
     from silo_regress.errors import GitError
     from silo_regress.project.config import NoProjectError, find_project, load_config
@@ -133,19 +162,21 @@ def init(
     config = load_config(project)
     steps.append(scaffold.write_gitattributes(config.baselines_dir))
     steps.append(scaffold.ignore_runs(project))
-    venv = scaffold.ignore_venv(project)
-    if venv is not None:
-        steps.append(venv)
+    snippets = scaffold.source_of(source)
+    # Every hook printed looks for silo-regress in the project's .venv/: never commit it.
+    steps.append(scaffold.ignore_venv(project))
     try:
         top: Path | None = gitio.find_repository(project).root
     except GitError:
         top = None  # not in git (yet): snippets as for the top of a repository
     layout = scaffold.layout_of(config, top=top)
     node = scaffold.find_node(project, top=top)
-    workflow = scaffold.workflow(layout, node)
+    workflow = scaffold.workflow(layout, node, source=snippets, stats=config.gates_statistically)
     workflow_path = (top or project) / scaffold.WORKFLOW_PATH
+    chosen = hook or InitHook.PRE_COMMIT
     if write:
         steps.append(scaffold.write_new_file(workflow_path, workflow, what="GitHub Actions"))
+        steps += _write_hook(chosen, config, layout, top=top or project)
     for step in steps:
         # The workflow lies at the top of the repository, outside a monorepo's project.
         shown = config.relative(step.path)
@@ -153,24 +184,86 @@ def init(
             shown = os.path.relpath(step.path, config.project)
         out(f"{step.state.value:<10} {shown}: {step.what}\n")
     at = f"the top of the repository ({top})" if layout.prefix else "the top of the repository"
+    shown_hooks = list(InitHook) if chosen is InitHook.ALL else [chosen]
+    text = ""
+    for one in shown_hooks:
+        if one is InitHook.ALL:
+            continue
+        text += _hook_text(one, config, layout, snippets, at=at, real=chosen is not InitHook.ALL)
+    if chosen is not InitHook.ALL:
+        others = "|".join(h.value for h in InitHook if h not in (chosen, InitHook.ALL))
+        text += f"\nAnother hook instead: `silo-regress init --hook {others}`.\n"
     out(
-        f"\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml at {at} "
-        "and run `pre-commit install`\n(or run `silo-regress install-hook` for a plain git "
-        "hook):\n\n"
-        + _indent(scaffold.pre_commit_snippet(config, layout))
-        + "\nOr let pre-commit install silo-regress itself, pinned to this release (repo: "
-        "where you get silo-regress from):\n\n"
-        + _indent(scaffold.pre_commit_remote_snippet(layout))
-        + "\nWith husky instead, .husky/pre-commit:\n\n"
-        + _indent(scaffold.husky_snippet(layout))
-        + "\nWith lefthook instead, lefthook.yml:\n\n"
-        + _indent(scaffold.lefthook_snippet(layout))
+        text
         + f"\nCheck every push and pull request: {scaffold.WORKFLOW_PATH}"
         + (" (written above)" if write else " (`silo-regress init --write` writes it)")
-        + f"; {scaffold.ACTION} is the GitHub repository you get silo-regress from:\n\n"
+        + ":\n\n"
         + _indent(workflow)
+        + f"\n{snippets.note()}.\n"
     )
     return 0
+
+
+def _hook_text(
+    hook: InitHook,
+    config: Config,
+    layout: scaffold_t.Layout,
+    source: scaffold_t.SnippetSource,
+    *,
+    at: str,
+    real: bool,
+) -> str:
+    from silo_regress.recording import scaffold
+
+    if hook is InitHook.PRE_COMMIT:
+        text = (
+            f"\nBlock behaviour changes at commit time: put this in .pre-commit-config.yaml at "
+            f"{at} and run `pre-commit install`:\n\n"
+            + _indent(scaffold.pre_commit_snippet(config, layout))
+        )
+        if not real or not source.placeholder:
+            text += (
+                "\nOr let pre-commit install silo-regress itself, pinned to a ref:\n\n"
+                + _indent(scaffold.pre_commit_remote_snippet(layout, source))
+            )
+        return text
+    if hook is InitHook.HUSKY:
+        return "\nWith husky, .husky/pre-commit:\n\n" + _indent(scaffold.husky_snippet(layout))
+    if hook is InitHook.LEFTHOOK:
+        return "\nWith lefthook, lefthook.yml:\n\n" + _indent(scaffold.lefthook_snippet(layout))
+    return (
+        "\nA plain git hook, with no framework: `silo-regress install-hook` writes "
+        ".git/hooks/pre-commit (`init --hook git --write` does too).\n"
+    )
+
+
+def _write_hook(
+    hook: InitHook, config: Config, layout: scaffold_t.Layout, *, top: Path
+) -> list[scaffold_t.Step]:
+    """The chosen hook's file, written as init writes the workflow: never over another."""
+    from silo_regress.recording import scaffold
+
+    if hook is InitHook.PRE_COMMIT:
+        text = scaffold.pre_commit_snippet(config, layout)
+        return [scaffold.write_new_file(top / ".pre-commit-config.yaml", text, what="pre-commit")]
+    if hook is InitHook.HUSKY:
+        text = scaffold.husky_snippet(layout)
+        return [scaffold.write_new_file(top / ".husky" / "pre-commit", text, what="husky")]
+    if hook is InitHook.LEFTHOOK:
+        text = scaffold.lefthook_snippet(layout)
+        return [scaffold.write_new_file(top / "lefthook.yml", text, what="lefthook")]
+    if hook is InitHook.GIT:
+        from silo_regress.vcs import gitio
+
+        repo = gitio.find_repository(config.project)
+        path = gitio.hook_path(repo, "pre-commit")
+        own = Path(sys.executable).parent / "silo-regress"
+        script = scaffold.hook_script(
+            executable=own if own.is_file() else None, project=repo.path_of(config.project)
+        )
+        state = scaffold.install_hook(path, script, force=False)
+        return [scaffold.Step(path, state, "git pre-commit hook")]
+    return []
 
 
 def _indent(text: str) -> str:

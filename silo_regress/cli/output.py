@@ -107,12 +107,18 @@ def emit_report(
 
 def append_step_summary(report: Report) -> None:
     """Append the Markdown report to ``$GITHUB_STEP_SUMMARY`` when GitHub set it."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
+    if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return
     from silo_regress.render import render_report
 
-    text = render_report(report, "markdown", color=False)
+    append_to_step_summary(render_report(report, "markdown", color=False))
+
+
+def append_to_step_summary(text: str) -> bool:
+    """Append ``text`` to ``$GITHUB_STEP_SUMMARY``; False (warned) when it cannot."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return False
     try:
         # Non-blocking open: a FIFO nobody reads is an error here, never a hang.
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY
@@ -126,3 +132,5 @@ def append_step_summary(report: Report) -> None:
             os.close(fd)
     except OSError as exc:
         warn(f"{target}: cannot append the job summary ($GITHUB_STEP_SUMMARY): {exc.strerror}")
+        return False
+    return True

@@ -7,12 +7,13 @@ same wherever Silo is started.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, TypeVar
 
 import typer
 
-from silo_regress.errors import UsageError
+from silo_regress.commands.rollouts import RolloutFlags
+
+__all__ = ["AgentOption", "JobsOption", "RolloutFlags", "TimeoutOption", "at_least"]
 
 _Number = TypeVar("_Number", int, float)
 
@@ -64,26 +65,3 @@ JobsOption = Annotated[
         show_default=False,
     ),
 ]
-
-
-@dataclass(frozen=True)
-class RolloutFlags:
-    """What the command line says about starting Silo; None: config decides."""
-
-    jobs: int | None = None
-    agent: str | None = None
-    timeout: float | None = None
-
-    def require(self, starts: bool, *, needs: str) -> None:
-        """Refuse rollout flags on a command line that starts no rollout."""
-        given = [
-            flag
-            for flag, value in (
-                ("--jobs", self.jobs),
-                ("--agent", self.agent),
-                ("--timeout", self.timeout),
-            )
-            if value is not None
-        ]
-        if given and not starts:
-            raise UsageError(f"{' and '.join(given)} only apply with {needs}, which starts Silo")

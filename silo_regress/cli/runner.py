@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,8 +31,7 @@ from silo_regress.cli.rolloutoptions import (
     TimeoutOption,
     at_least,
 )
-from silo_regress.errors import ExitCode, InputError, RunnerError
-from silo_regress.system.cpus import capped_jobs
+from silo_regress.errors import ExitCode, InputError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,9 +42,7 @@ if TYPE_CHECKING:
     from silo_regress.recording.recorder import Recording
     from silo_regress.render.text import Palette
     from silo_regress.runner import Batch, Event, Exited, Stability, Task, Variation
-    from silo_regress.runs.index import Run
-    from silo_regress.stats.sequential import Decision
-    from silo_regress.store.baselines import BaselineSource, BaselineStore
+    from silo_regress.store.baselines import BaselineStore
 
 # --- the command --------------------------------------------------------------
 
@@ -99,105 +96,32 @@ def run_command(
         out(render_batch(batch))
         unsettled = any(o.state is runner.RolloutState.INCOMPLETE for o in batch.outcomes)
     out(_totals(batch))
-    if _report_problems(batch):
+    if _report_problems(g, batch):
         return int(ExitCode.BAD_INPUT)
     return int(ExitCode.CHECK_FAILED) if unsettled else 0
 
 
-# --- hooks for check --run and record --repeat --------------------------------
+# --- how rollouts look on a terminal -----------------------------------------
 
 
-def run_before_check(
-    g: Globals,
-    config: Config,
-    source: BaselineSource,
-    refs: Sequence[TaskRef],
-    *,
-    flags: RolloutFlags,
-    repeat: int = 1,
-) -> list[dict[tuple[str, str], Run]]:
-    """Run the tasks ``check --run`` will check, ``repeat`` times each.
+class ConsoleWatcher:
+    """Rollouts as a person sees them: progress on stderr (a rich bar on a terminal, one
+    plain line per finished rollout elsewhere), warnings and errors as they come."""
 
-    Item k of the list is the run to check per (environment, task) for rollout
-    k + 1, the rollouts of a task in the order they started. Only runs made just
-    now are returned, a crashed rollout's incomplete run among them (its verdict
-    is ``incomplete-run``). A rollout that left no run (timeout, configuration
-    error) stops the check with exit 3: comparing an older run instead would
-    report a result nobody just produced.
-    """
-    from silo_regress import runner
-    from silo_regress.runs.cache import index_runs
+    def __init__(self, g: Globals) -> None:
+        self.g = g
 
-    index = index_runs(config.runs_dir)
-    tasks = runner.plan_tasks(config, index, source, refs)
-    batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
-    if _report_problems(batch):
-        failed = len(batch.problems)
-        raise RunnerError(
-            f"{failed} of {len(batch.outcomes)} rollouts did not leave a run to check "
-            "(see above), so nothing was compared"
-        )
-    if repeat == 1:
-        return [batch.newest()]
-    made: dict[tuple[str, str], list[Run]] = {}
-    for outcome in batch.outcomes:
-        if outcome.run is not None:
-            made.setdefault(outcome.rollout.task.key, []).append(outcome.run)
-    pins: list[dict[tuple[str, str], Run]] = [{} for _ in range(repeat)]
-    for key, runs in made.items():
-        for pin, run in zip(pins, sorted(runs, key=lambda r: r.order), strict=False):
-            pin[key] = run
-    return pins
+    def rollouts(self, total: int, width: int) -> AbstractContextManager[Callable[[Event], None]]:
+        return _progress(self.g, total, width)
+
+    def warn(self, message: str) -> None:
+        warn(message)
+
+    def error(self, message: str) -> None:
+        error(message)
 
 
-def run_until_decided(
-    g: Globals,
-    config: Config,
-    source: BaselineSource,
-    refs: Sequence[TaskRef],
-    *,
-    flags: RolloutFlags,
-    round_size: int,
-    cap: int,
-) -> tuple[list[dict[tuple[str, str], Run]], dict[TaskRef, Decision]]:
-    """``check --run --repeat-until-decided``: rollouts in rounds until each task decides.
-
-    The first round runs every task ``round_size`` times; each later round runs only the
-    stats-gated tasks whose sequential test has not decided, never more than ``cap``
-    rollouts a task. Returns one pin per rollout (later ones hold only the tasks that ran
-    in that round) and each gated task's last decision. A round that fails stops the
-    check (exit 3); the rollouts already made stay on disk.
-    """
-    from silo_regress.judging.statsgate import decide_rounds, gated_targets
-    from silo_regress.judging.targets import select_targets
-    from silo_regress.runs.cache import index_runs
-    from silo_regress.stats.sequential import Decision
-
-    pins = run_before_check(g, config, source, refs, flags=flags, repeat=round_size)
-    targets = select_targets(config, index_runs(config.runs_dir), source, refs)
-    gated = gated_targets(config, targets)
-    while True:
-        made: dict[tuple[str, str], list[Run]] = {}
-        for pin in pins:
-            for key, run in pin.items():
-                made.setdefault(key, []).append(run)
-        decisions = decide_rounds(config, source, gated, made, round_size=round_size, cap=cap)
-        open_tasks = [
-            t
-            for t in gated
-            if t.key is not None
-            and decisions.get(t.ref) is Decision.CONTINUE
-            and len(made.get(t.key, [])) < cap
-        ]
-        if not open_tasks:
-            return pins, decisions
-        size = min(round_size, cap - max(len(made.get(t.key, [])) for t in open_tasks if t.key))
-        names = ", ".join(str(t.ref) for t in open_tasks[:5])
-        more = f" and {len(open_tasks) - 5} more" if len(open_tasks) > 5 else ""
-        warn(f"undecided after this round: {names}{more}; {size} more rollouts each")
-        pins += run_before_check(
-            g, config, source, [t.ref for t in open_tasks], flags=flags, repeat=size
-        )
+# --- record --repeat ------------------------------------------------------------
 
 
 def record_repeated(
@@ -224,7 +148,7 @@ def record_repeated(
     store = working_tree(config)
     tasks = runner.plan_tasks(config, index, store, refs, include_run_tasks=all_tasks)
     batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
-    if _report_problems(batch):
+    if _report_problems(g, batch):
         error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)
     stabilities = runner.assess(config, batch, tasks, repeat=repeat)
@@ -261,7 +185,7 @@ def record_repeated(
 
     recordings = recorder.record(config, store, choices, extra=with_tallies)
     out(render_record(recordings, color=g.use_color()), colour=g.use_color())
-    out(_tally_lines(config, tallies))
+    out(_tally_lines(config, tallies, stabilities))
     return 0
 
 
@@ -292,21 +216,28 @@ def _tallies(
     for stability, recording in zip(stabilities, recordings, strict=True):
         texts = recorder.rollout_texts(config, recording.ref, stability.runs)
         matches = recorder.count_matches(texts, recording.files)
-        counted = count_runs(stability.runs, variants=matches)
+        # Every rollout that left a run counts: one without a result is a failed rollout.
+        every = sorted((*stability.runs, *stability.broken), key=lambda r: r.order)
+        counted = count_runs(every, variants=matches)
         files.append((store.root / tally_relpath(recording.ref), serialize_tally(counted.tally)))
     return files
 
 
-def _tally_lines(config: Config, tallies: Sequence[tuple[Path, bytes]]) -> str:
+def _tally_lines(
+    config: Config, tallies: Sequence[tuple[Path, bytes]], stabilities: Sequence[Stability]
+) -> str:
     from silo_regress.stats.tally import parse_tally
 
     lines = []
-    for path, data in tallies:
+    for (path, data), stability in zip(tallies, stabilities, strict=False):
         shown = config.relative(path)
         tally = parse_tally(data, source=shown)
+        crashed = len(stability.broken)
         lines.append(
             f"{shown}: tally of {tally.rollouts} rollouts, {tally.passed} passed "
-            f"({100 * tally.rate:.0f}%)\n"
+            f"({100 * tally.rate:.0f}%)"
+            + (f", {crashed} of them without a result (counted as failed)" if crashed else "")
+            + "\n"
         )
     return "".join(lines)
 
@@ -332,7 +263,7 @@ def _record_variants(
     tallies = _tallies(config, store, stabilities, recordings, repeat=repeat)
     recorder.write(config, store, recordings, extra=tallies)
     out(render_record(recordings, color=g.use_color()), colour=g.use_color())
-    out(_tally_lines(config, tallies))
+    out(_tally_lines(config, tallies, stabilities))
     return 0
 
 
@@ -345,25 +276,16 @@ def execute_tasks(
     flags: RolloutFlags,
 ) -> Batch:
     """Run ``tasks`` with live progress on stderr; return the runner's Batch."""
-    from silo_regress import runner
+    from silo_regress.commands.rollouts import execute_tasks as execute
 
-    rollouts = runner.prepare_rollouts(
-        config, tasks, repeat=repeat, agent=flags.agent, timeout=flags.timeout
-    )
-    # SILO_REGRESS_JOBS caps it, so the progress line says what really runs at once.
-    width = capped_jobs(flags.jobs or config.jobs or runner.default_jobs())
-    with _progress(g, len(rollouts), width) as on_event:
-        return runner.execute(config, rollouts, jobs=width, on_event=on_event)
+    return execute(config, tasks, repeat=repeat, flags=flags, watcher=ConsoleWatcher(g))
 
 
-def _report_problems(batch: Batch) -> bool:
+def _report_problems(g: Globals, batch: Batch) -> bool:
     """Print why rollouts left no usable run; True when any did (exit 3)."""
-    for stray in batch.strays:
-        warn(stray)
-    # A silo-command that cannot start Silo says so once, not once per rollout.
-    for message in dict.fromkeys(o.message for o in batch.problems):
-        error(message)
-    return bool(batch.problems)
+    from silo_regress.commands.rollouts import report_problems
+
+    return report_problems(batch, ConsoleWatcher(g))
 
 
 # --- progress -----------------------------------------------------------------

@@ -6,4 +6,11 @@ runner, the judges, the recorders, the reports), never prints and never picks an
 code: ``cli/`` parses the command line, calls one use case, renders its result and maps
 it to an exit code (DESIGN.md, "Refinement in 0.4"). Progress that a person watches
 live reaches the CLI through a callback, as typed events.
+
+- :mod:`.bisecting`: ``bisect``: which commit made a task worse, a round at a time.
+- :mod:`.sources`, :mod:`.rollouts`, :mod:`.rounds`, :mod:`.checking`: ``check``, the
+  rollouts it starts and its rounds.
+- :mod:`.pullcomment`: ``comment``: the project's sticky pull-request comment, found and
+  edited in place.
+- :mod:`.unitwork`: ``check --run --unit I/N``, a worker's units run and reported.
 """

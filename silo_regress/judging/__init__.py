@@ -12,5 +12,6 @@
 - :mod:`.judge`: the newest run of each target against its baselines;
 - :mod:`.repeats`: one report from N judged rollouts of each task;
 - :mod:`.coverage`: what a check did not judge (runs, artifacts, environments);
-- :mod:`.sharding`: the checked tasks split into N shards for a CI matrix.
+- :mod:`.sharding`: the checked tasks split into N shards for a CI matrix;
+- :mod:`.units`: the plan of units (one rollout each) split over N workers.
 """

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from silo_regress.behaviour.notes import Note
     from silo_regress.canon.jsondiff import Change  # loaded by a diff; a matching check never
     from silo_regress.judging.remedies import Remedy
+    from silo_regress.judging.units import UnitCoverage
     from silo_regress.runs.provenance import Provenance
     from silo_regress.stats.verdicts import StatsJudgement  # only a stats-gated check
 
@@ -186,10 +187,14 @@ class Report:
     # gate = "stats" or "both"; its verdicts are the strings of stats.verdicts.Tier and
     # SuiteVerdict ("regression", ..., "suite-regression").
     stats: StatsJudgement | None = None
+    # merge of check --run --unit reports: the plan's units judged, missing, unstarted
+    units: UnitCoverage | None = None
 
     @property
     def ok(self) -> bool:
-        return all(o.ok for o in self.outcomes) and (self.stats is None or not self.stats.failed)
+        return all(o.ok for o in self.outcomes) and (
+            self.stats is None or not (self.stats.failed or self.stats.not_decided)
+        )
 
     def summary(self) -> dict[str, int]:
         """Verdicts counted per artifact, and per rollout of it under --repeat."""

@@ -97,11 +97,12 @@ def tally_repeats(report: Report) -> tuple[RepeatTally, ...]:
     tasks: dict[tuple[TaskRef, str | None], list[Outcome]] = {}
     for outcome in report.outcomes:
         tasks.setdefault((outcome.task, outcome.environment), []).append(outcome)
-    rollouts = range(1, report.repeat + 1)
     tallies = []
     for (task, environment), outcomes in tasks.items():
         failing = {k for o in outcomes if not o.ok for k in o.repeats}
         seen = {k for o in outcomes for k in o.repeats}
+        # A task's own `repeat` may be below the check's: it counts the rollouts it had.
+        rollouts = range(1, max(seen, default=report.repeat) + 1)
         matched = tuple(k for k in rollouts if k in seen and k not in failing)
         variants: dict[str, set[int]] = {}
         for outcome in outcomes:
@@ -112,7 +113,7 @@ def tally_repeats(report: Report) -> tuple[RepeatTally, ...]:
             RepeatTally(
                 task=task,
                 environment=environment,
-                rollouts=report.repeat,
+                rollouts=len(rollouts),
                 matched=matched,
                 variants=tuple((a, tuple(sorted(n))) for a, n in variants.items()),
             )

@@ -13,13 +13,20 @@ names when it is set (for every artifact when not).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from silo_regress.judging.outcome import Report
-from silo_regress.judging.tallying import count_runs
+from silo_regress.judging.tallying import (
+    Counted,
+    RolloutResult,
+    changed_results,
+    count_results,
+    read_result,
+)
 from silo_regress.judging.targets import Target
 from silo_regress.project.config import Config, Gate
+from silo_regress.project.fingerprint import InputSnapshot
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.index import Run, RunIndex
 from silo_regress.stats.sequential import (
@@ -126,6 +133,7 @@ def decide_rounds(
     gated: Sequence[Target],
     made: dict[tuple[str, str], list[Run]],
     *,
+    results: Mapping[str, RolloutResult] | None = None,
     round_size: int,
     cap: int,
 ) -> dict[TaskRef, Decision]:
@@ -142,9 +150,47 @@ def decide_rounds(
         )
         if design is None:
             continue  # judged by the fixed-sample rule on its first round
-        tally = count_runs(runs, variants={}).tally
+        tally = _count(runs, results, variants={}).tally
         decisions[target.ref] = design.decide(tally.passed, tally.rollouts)
     return decisions
+
+
+def _count(
+    runs: Sequence[Run],
+    results: Mapping[str, RolloutResult] | None,
+    *,
+    variants: dict[str, list[int]],
+) -> Counted:
+    """The tally of ``runs``: each as counted when its rollout ended where that is known,
+    else read now; a run without a complete result counts as a failed rollout."""
+    known = results or {}
+    return count_results(
+        [known.get(run.name) or read_result(run) for run in runs], variants=variants
+    )
+
+
+def fresh_candidates(
+    config: Config,
+    index: RunIndex,
+    target: Target,
+    *,
+    inputs: InputSnapshot | None,
+) -> tuple[list[Run], int]:
+    """The rollouts a check without ``--run`` judges a stats task on: its runs made from
+    the inputs being checked (by their provenance records, else by time), newest first,
+    the newest ``repeat`` of them where a repeat count is configured; without stale
+    detection (no ``inputs``, no ``agent``) only the newest ``repeat`` (else the newest
+    one). Runs without a complete result are among them, counted as failed rollouts.
+    The second value is how many runs were passed over as stale."""
+    from silo_regress.runs.freshness import judge_run
+
+    assert target.key is not None
+    runs = list(index.runs_of(*target.key))
+    want = config.task_settings(target.ref, environment=target.key[0]).repeat
+    if inputs is None:
+        return runs[: want or 1], 0
+    fresh = [r for r in runs if judge_run(config, r, inputs, ref=target.ref).stale is None]
+    return (fresh[:want] if want else fresh), len(runs) - len(fresh)
 
 
 def apply_stats_gate(
@@ -155,10 +201,19 @@ def apply_stats_gate(
     *,
     targets: Sequence[Target],
     pins: Sequence[dict[tuple[str, str], Run]] | None,
+    results: Mapping[str, RolloutResult] | None = None,
+    retried: Mapping[str, int] | None = None,
     decisions: dict[TaskRef, Decision] | None = None,
     require_power: bool = False,
+    inputs: InputSnapshot | None = None,
+    hook: bool = False,
 ) -> Report:
-    """``report`` with the gated tasks judged statistically (its ``stats`` set)."""
+    """``report`` with the gated tasks judged statistically (its ``stats`` set).
+
+    Every rollout counts: ``pins`` are the rollouts ``check --run`` made (each counted
+    as ``results`` says it was when it ended), else the task's fresh runs
+    (:func:`fresh_candidates`). ``hook``: the pre-commit hook starts no rollouts, so
+    tallies are read and validated and pass rates left to CI."""
     gated = gated_targets(config, targets)
     if not gated:
         return report
@@ -178,29 +233,59 @@ def apply_stats_gate(
             counted_only.update((target.ref, a) for a in settings.artifacts if a not in exact)
         if settings.min_pass_hat_k is not None:
             floors.add(settings.min_pass_hat_k)
-        if pins is not None:
-            runs = [pin[target.key] for pin in pins if target.key in pin]
-        else:  # a check of the newest run: one rollout, judged all the same
-            runs = list(index.runs_of(*target.key)[:1])
-        counted = count_runs(runs, variants=_variant_counts(report, target.ref))
-        if counted.without_result:
-            names = ", ".join(counted.without_result)
-            warnings.append(
-                f"{target.ref}: {len(counted.without_result)} of {len(runs)} rollouts left no "
-                f"complete result.json ({names}); judged on the other {counted.tally.rollouts}"
-            )
-        candidate = counted.tally if counted.tally.rollouts else None
         shown = config.relative(config.baselines_dir / tally_relpath(target.ref))
         baseline = read_baseline_tally(source, target.ref)
-        evidence.append(Evidence(str(target.ref), baseline, candidate, tally_path=shown))
+        if hook:
+            evidence.append(Evidence(str(target.ref), baseline, None, tally_path=shown))
+            continue
+        if pins is not None:
+            runs = [pin[target.key] for pin in pins if target.key in pin]
+        else:
+            runs, stale = fresh_candidates(config, index, target, inputs=inputs)
+            if runs or stale:
+                warnings.append(
+                    f"{target.ref}: judged on {len(runs)} fresh rollout"
+                    f"{'s' * (len(runs) != 1)} already on disk"
+                    + (f"; {stale} stale run{'s' * (stale != 1)} not counted" if stale else "")
+                )
+        counted = _count(runs, results, variants=_variant_counts(report, target.ref))
+        if counted.without_result:
+            names = ", ".join(counted.without_result[:_NAMED])
+            more = len(counted.without_result) - _NAMED
+            warnings.append(
+                f"{target.ref}: {len(counted.without_result)} of {len(runs)} rollouts left no "
+                f"complete result.json ({names}{f' and {more} more' if more > 0 else ''}); "
+                "each counts as a failed rollout"
+            )
+        changed = tuple(changed_results(runs, results)) if results else ()
+        for name in changed[:_NAMED]:
+            warnings.append(
+                f"{target.ref}: {config.relative(config.runs_dir / name)}/result.json changed "
+                "after its rollout ended and was counted; the task fails (check again)"
+            )
+        candidate = counted.tally if counted.tally.rollouts else None
+        evidence.append(
+            Evidence(
+                str(target.ref),
+                baseline,
+                candidate,
+                tally_path=shown,
+                without_result=counted.without_result,
+                changed=changed,
+                retried=(retried or {}).get(str(target.ref), 0),
+            )
+        )
     # One floor for the check: the strictest configured (per-task floors differ rarely).
     floor = max(floors, key=lambda f: (f.value, f.k), default=None)
     sequential = decisions is not None
-    policy = policy_for(
-        config,
-        Floor(floor.k, floor.value) if floor else None,
-        sequential=sequential,
-        require_power=require_power,
+    policy = replace(
+        policy_for(
+            config,
+            Floor(floor.k, floor.value) if floor else None,
+            sequential=sequential,
+            require_power=require_power,
+        ),
+        judged_in_ci=hook,
     )
     by_name = {str(ref): d for ref, d in (decisions or {}).items()}
     judged: StatsJudgement = judge_tasks(evidence, policy, decisions=by_name)
@@ -210,3 +295,6 @@ def apply_stats_gate(
         if o.task not in stats_only and (o.task, o.artifact) not in counted_only
     )
     return replace(report, outcomes=kept, warnings=tuple(dict.fromkeys(warnings)), stats=judged)
+
+
+_NAMED = 12  # runs named one by one in a warning; the rest are counted

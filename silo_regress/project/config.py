@@ -24,6 +24,7 @@ from __future__ import annotations
 import enum
 import functools
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Iterator
@@ -138,6 +139,12 @@ class Gate(enum.StrEnum):
     BOTH = "both"  # both: the byte-exact rule still holds for every artifact
 
 
+# `repeat`: a task's rollouts a check; a tally holds at most 100,000 (stats/tally.py).
+MAX_REPEAT = 10_000
+MAX_RETRIES = 10
+DEFAULT_RETRY_INFRA = 1
+
+
 class SuiteGate(enum.StrEnum):
     """What a significant decline of the whole suite does under the stats gate."""
 
@@ -176,6 +183,8 @@ class TaskSettings:
     min_pass_hat_k: PassFloor | None = None
     # gate = "both": the artifacts that stay byte-exact (None: every artifact)
     exact_artifacts: tuple[str, ...] | None = None
+    # rollouts a task gets from `check --run` (None: not configured)
+    repeat: int | None = None
 
     @property
     def scan_exempt(self) -> tuple[PathPattern, ...]:
@@ -193,6 +202,7 @@ class Overrides:
     gate: Gate | None = None
     min_pass_hat_k: PassFloor | None = None
     exact_artifacts: tuple[str, ...] | None = None
+    repeat: int | None = None
 
     def over(self, base: TaskSettings) -> TaskSettings:
         return TaskSettings(
@@ -208,6 +218,7 @@ class Overrides:
             exact_artifacts=(
                 self.exact_artifacts if self.exact_artifacts is not None else base.exact_artifacts
             ),
+            repeat=self.repeat if self.repeat is not None else base.repeat,
         )
 
 
@@ -235,6 +246,15 @@ class Config:
     suite_gate: SuiteGate = SuiteGate.FAIL
     min_pass_hat_k: PassFloor | None = None
     exact_artifacts: tuple[str, ...] | None = None
+    repeat: int | None = None  # `repeat`: rollouts a task for `check --run`
+    # A rollout Silo could not start (no run of its own) is run again up to this many
+    # times before the command gives up on it (an infrastructure error, never counted).
+    retry_infra: int = DEFAULT_RETRY_INFRA
+    # Opt-in: a rollout that left no complete result is run again up to this many times;
+    # each retry is one more rollout, and the report names the one it stands in for.
+    retry_incomplete: int = 0
+    # bisect: run in each commit's worktree before its rollouts, e.g. ["npm", "ci"]
+    bisect_setup: tuple[str, ...] = ()
 
     @property
     def gates_statistically(self) -> bool:
@@ -327,6 +347,7 @@ class Config:
             self.gate,
             self.min_pass_hat_k,
             self.exact_artifacts,
+            self.repeat,
         )
 
     def task_settings(self, ref: TaskRef, *, environment: str | None = None) -> TaskSettings:
@@ -576,9 +597,21 @@ def _loads(path: Path, data: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{path}: not valid TOML: {exc}{_set_twice(data, exc)}") from None
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML: values nested too deeply") from None
+
+
+def _set_twice(data: bytes, exc: tomllib.TOMLDecodeError) -> str:
+    """``: key 'environment' is set twice`` when tomllib refused a repeated key, whose
+    message names only a line (an `echo KEY = ... >>` after init wrote KEY)."""
+    found = re.search(r"line (\d+)", str(exc))
+    if "overwrite" not in str(exc) or found is None:
+        return ""
+    lines = data.decode("utf-8", "replace").splitlines()
+    number = int(found.group(1))
+    key = lines[number - 1].partition("=")[0].strip() if 0 < number <= len(lines) else ""
+    return f": key {key!r} is set twice; keep one" if key else ""
 
 
 # --- validation -----------------------------------------------------------------
@@ -603,6 +636,10 @@ _KNOWN = {
     "suite-gate",
     "min-pass-hat-k",
     "exact-artifacts",
+    "repeat",
+    "retry-infra",
+    "retry-incomplete",
+    "bisect-setup",
 }
 _OVERRIDE_KEYS = {
     "artifacts",
@@ -611,6 +648,7 @@ _OVERRIDE_KEYS = {
     "gate",
     "min-pass-hat-k",
     "exact-artifacts",
+    "repeat",
 }
 _ENVIRONMENT_KEYS = {"agent", "timeout", "silo-command"} | _OVERRIDE_KEYS
 
@@ -686,7 +724,29 @@ def _build(project: Path, table: dict[str, Any], *, where: str, source: Path | N
         ),
         min_pass_hat_k=_floor(table, where),
         exact_artifacts=_exact(table, where),
+        repeat=_whole(table, "repeat", where, least=1, most=MAX_REPEAT),
+        retry_infra=_or(
+            _whole(table, "retry-infra", where, least=0, most=MAX_RETRIES), DEFAULT_RETRY_INFRA
+        ),
+        retry_incomplete=_whole(table, "retry-incomplete", where, least=0, most=MAX_RETRIES) or 0,
+        bisect_setup=tuple(read_strings(table, "bisect-setup", where) or ()),
     )
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _whole(table: dict[str, Any], key: str, where: str, *, least: int, most: int) -> int | None:
+    """A whole-number key in [least, most], or None when it is not set."""
+    if key not in table:
+        return None
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: {key!r} must be a whole number, not {describe_kind(value)}")
+    if not least <= value <= most:
+        raise ConfigError(f"{where}: {key!r} must be from {least} to {most}, not {value}")
+    return value
 
 
 def _exact(table: dict[str, Any], where: str) -> tuple[str, ...] | None:
@@ -713,4 +773,5 @@ def _overrides(sub: dict[str, Any], where: str) -> Overrides:
         gate=_gate(sub, where),
         min_pass_hat_k=_floor(sub, where),
         exact_artifacts=_exact(sub, where),
+        repeat=_whole(sub, "repeat", where, least=1, most=MAX_REPEAT),
     )

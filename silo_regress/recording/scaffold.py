@@ -33,10 +33,14 @@ _IGNORE_FORMS = {".silo", ".silo/", "/.silo", "/.silo/", ".silo/*", "/.silo/*"}
 VENV_LINE = ".venv/"
 _VENV_FORMS = {".venv", ".venv/", "/.venv", "/.venv/", ".venv/*", "/.venv/*"}
 WORKFLOW_PATH = ".github/workflows/silo-regress.yml"
-# Where users get silo-regress from. It has no public home yet: the printed snippets
-# name these placeholders, and init's output says to replace them.
-SOURCE_URL = "https://git.example.com/tools/silo-regress"
+# Where users get silo-regress from. It has no public home and no published tag yet,
+# so by default the printed snippets name placeholders a user must fill in (and a tool
+# reading them fails on REF, never on a ref that merely looks real); `init --source
+# URL@REF` or SILO_REGRESS_SOURCE points every snippet at a real location and ref.
+SOURCE_URL = "https://YOUR-GIT-HOST/OWNER/silo-regress"
+SOURCE_REF = "REF"
 ACTION = "OWNER/silo-regress"
+SOURCE_VARIABLE = "SILO_REGRESS_SOURCE"
 HOOK_MARKER = "# silo-regress: installed by `silo-regress install-hook`"
 HOOK_COMMAND = ("check", "--staged", "--allow-no-runs")
 
@@ -51,6 +55,70 @@ class StepState(enum.StrEnum):
 def release_tag(version: str = __version__) -> str:
     """The git tag the release of ``version`` creates: v0.3.0 (a .devN names its release)."""
     return "v" + re.sub(r"\.dev\d+$", "", version)
+
+
+@dataclass(frozen=True)
+class SnippetSource:
+    """Where the printed snippets get silo-regress from: a git URL and a ref there."""
+
+    url: str = SOURCE_URL
+    ref: str = SOURCE_REF
+
+    @property
+    def placeholder(self) -> bool:
+        return self.url == SOURCE_URL
+
+    @property
+    def action(self) -> str:
+        """``owner/name`` for ``uses:``: the URL's last two path parts (github.com and
+        GitHub Enterprise alike), else the placeholder."""
+        if self.placeholder:
+            return ACTION
+        path = re.sub(r"^[a-z+]+://[^/]+/|^[^@/]+@[^:]+:", "", self.url).removesuffix(".git")
+        parts = [p for p in path.split("/") if p]
+        return "/".join(parts[-2:]) if len(parts) >= 2 else ACTION
+
+    @property
+    def requirement(self) -> str:
+        return f"git+{self.url}@{self.ref}"
+
+    def note(self) -> str:
+        """What to tell the user about the snippets' source."""
+        if self.placeholder:
+            return (
+                f"{SOURCE_URL}@{SOURCE_REF} and {ACTION}@{SOURCE_REF} are placeholders: "
+                "replace them with where you get silo-regress from and a tag or commit "
+                "that exists there, or run `silo-regress init --source URL@REF` "
+                f"(or set {SOURCE_VARIABLE}=URL@REF) to print them filled in"
+            )
+        return f"silo-regress from {self.url} at {self.ref}"
+
+
+_SOURCE = re.compile(r"(?:https?|ssh|git|file)://[^\s@]+|[\w.-]+@[\w.-]+:[^\s@]+")
+_REF = re.compile(r"[\w][\w./-]*")
+
+
+def parse_source(text: str, *, where: str) -> SnippetSource:
+    """``URL@REF`` (the last ``@`` splits them: ``git@host:o/r@v1`` works); one sentence
+    naming ``where`` it came from when it is not one."""
+    url, at, ref = text.strip().rpartition("@")
+    if not at or not _SOURCE.fullmatch(url) or not _REF.fullmatch(ref) or ".." in ref:
+        raise ConfigError(
+            f"{where} is {text!r}: use URL@REF, a git URL (https://, ssh://, git@host:path) "
+            "and a tag or commit that exists there, e.g. "
+            "https://github.com/acme/silo-regress@v0.4.0"
+        )
+    return SnippetSource(url=url, ref=ref)
+
+
+def source_of(option: str | None, environ: dict[str, str] | None = None) -> SnippetSource:
+    """The snippets' source: ``--source``, else $SILO_REGRESS_SOURCE, else placeholders."""
+    if option:
+        return parse_source(option, where="--source")
+    value = (os.environ if environ is None else environ).get(SOURCE_VARIABLE, "")
+    if value:
+        return parse_source(value, where=SOURCE_VARIABLE)
+    return SnippetSource()
 
 
 @dataclass(frozen=True)
@@ -163,11 +231,9 @@ def ignore_runs(project: Path) -> Step:
     )
 
 
-def ignore_venv(project: Path) -> Step | None:
-    """``.venv/`` in .gitignore when the project holds one (the install line makes it):
+def ignore_venv(project: Path) -> Step:
+    """``.venv/`` in .gitignore: the hooks init prints look for silo-regress there, and
     a committed virtualenv is thousands of files that only work on one machine."""
-    if not (project / ".venv").is_dir():
-        return None
     return _ensure_line(
         project / ".gitignore", VENV_LINE, present=_VENV_FORMS, what=f"{VENV_LINE} ignored"
     )
@@ -322,12 +388,13 @@ def pre_commit_snippet(config: Config, layout: Layout | None = None) -> str:
     )
 
 
-def pre_commit_remote_snippet(layout: Layout) -> str:
-    """The published hooks (.pre-commit-hooks.yaml), pinned to the release's tag."""
+def pre_commit_remote_snippet(layout: Layout, source: SnippetSource | None = None) -> str:
+    """The published hooks (.pre-commit-hooks.yaml), pinned to ``source``'s ref."""
+    source = source or SnippetSource()
     lines = [
         "repos:",
-        f"  - repo: {SOURCE_URL}",
-        f"    rev: {release_tag()}",
+        f"  - repo: {_yaml(source.url)}",
+        f"    rev: {_yaml(source.ref)}" + ("  # placeholder: a tag or commit" * source.placeholder),
         "    hooks:",
         "      - id: silo-regress-fmt",
     ]
@@ -430,9 +497,26 @@ NEED_NODE = (
 )
 
 
-def workflow(layout: Layout, node: NodeSetup | None) -> str:
+# The stats gate's inputs, written for a project with gate = "stats" tasks: empty means
+# the project's config decides, and the lines say what to set.
+STATS_INPUTS = (
+    '          repeat: ""  # rollouts per task; empty: the repeat key of the config',
+    '          max-repeat: ""  # e.g. "32": stop each stats task once its test decides',
+    '          suite-gate: ""  # fail, warn or off; empty: the suite-gate key (fail)',
+)
+
+
+def workflow(
+    layout: Layout,
+    node: NodeSetup | None,
+    *,
+    source: SnippetSource | None = None,
+    stats: bool = False,
+) -> str:
     """A GitHub Actions workflow: the pull request's behaviour changes in the job
-    summary, then Silo run for every baselined task and checked (the action)."""
+    summary, then Silo run for every baselined task and checked (the action), with the
+    stats gate's inputs when the project has ``stats`` tasks and a sticky comment."""
+    source = source or SnippetSource()
     lines = [
         "name: behaviour",
         "on:",
@@ -442,6 +526,9 @@ def workflow(layout: Layout, node: NodeSetup | None) -> str:
         "jobs:",
         "  silo-regress:",
         "    runs-on: ubuntu-latest",
+        "    permissions:",
+        "      contents: read",
+        "      pull-requests: write  # the sticky comment (a fork's token cannot: job summary)",
         "    steps:",
         "      - uses: actions/checkout@v4",
         "        with:",
@@ -458,12 +545,13 @@ def workflow(layout: Layout, node: NodeSetup | None) -> str:
         if node.directory:
             lines.append(f"        working-directory: {_yaml(node.directory)}")
         lines += ["        run: |", f"          {NEED_NODE}", f"          {node.install}"]
-    uses = f"{ACTION}@{release_tag()}"
+    uses = f"{source.action}@{source.ref}"
+    where = "  # placeholder: OWNER/silo-regress@REF, where you get it from" * source.placeholder
     project = [f"          project: {_yaml(layout.prefix)}"] if layout.prefix else []
     lines += [
         "      - name: Behaviour changes in this pull request",
         "        if: github.event_name == 'pull_request'",
-        f"        uses: {uses}  # OWNER: the GitHub repository you get silo-regress from",
+        f"        uses: {uses}{where}",
         "        with:",
         "          command: diff --from",
         *project,
@@ -472,6 +560,7 @@ def workflow(layout: Layout, node: NodeSetup | None) -> str:
         "        with:",
         "          command: check --run",
         *project,
+        *(STATS_INPUTS if stats else ()),
         '          html: "true"',
     ]
     return "\n".join(lines) + "\n"

@@ -2,7 +2,8 @@
 
 The only package that imports pygments, and only inside the functions that
 highlight, so rendering plain text never loads it. Each format's module is
-imported only when that format is asked for.
+imported only when that format is asked for. :mod:`.bisection` words ``bisect`` and
+``blame``.
 """
 
 from __future__ import annotations

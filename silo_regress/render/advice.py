@@ -11,6 +11,7 @@ hook pays for none of it.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shlex
@@ -175,6 +176,17 @@ def _missing_baseline(
 ) -> list[Step]:
     record = f"{_tool(invocation)} record {_tasks(outcomes)}"
     commands = (record, _stage(invocation)) if report.source.is_index else (record,)
+    if in_ci() and report.source.is_working_tree:
+        # The runs are the runner's: make them on a machine that can commit the baselines.
+        run = f"{_tool(invocation)} run{_rollout_options(invocation)} {_tasks(outcomes)}"
+        return [
+            Step(
+                "These runs exist only on the CI runner; record the missing baselines "
+                "locally",
+                (run, record),
+                kind=Verdict.MISSING_BASELINE,
+            )
+        ]
     return [Step("Record the missing baselines", commands, kind=Verdict.MISSING_BASELINE)]
 
 
@@ -329,6 +341,30 @@ def advise_changed(report: Report) -> tuple[Step, ...]:
                 kind=Verdict.CHANGED,
             ),
         )
+    if in_ci():
+        # The runs judged here live on the CI runner only: `record TASK` on a laptop
+        # would record whatever run sits there. Reproduce first, then accept.
+        tasks = " ".join(sorted({shlex.quote(str(o.task)) for o in changed}))
+        rerun = f"{tool} check --run{_rollout_options(invocation)} {tasks}"
+        return (
+            Step(
+                "These runs exist only on the CI runner; to reproduce the change locally",
+                (rerun,),
+                kind=Verdict.CHANGED,
+            ),
+            Step(
+                "then, if the new behaviour is intended, accept it there with",
+                (f"{tool} record {tasks}",),
+                kind=Verdict.CHANGED,
+            )
+            if report.repeat is None
+            else Step(
+                "then, if the new behaviour is intended, add each new result there as an "
+                "accepted variant (record TASK --run-id RUN --add-variant)",
+                (),
+                kind=Verdict.CHANGED,
+            ),
+        )
     if report.repeat is not None:
         return (
             Step(
@@ -341,6 +377,15 @@ def advise_changed(report: Report) -> tuple[Step, ...]:
     return (
         Step("If the new behaviour is intended, accept it with", (record,), kind=Verdict.CHANGED),
         Step("or one result at a time, on a terminal", (f"{tool} review",), kind=Verdict.CHANGED),
+    )
+
+
+def in_ci() -> bool:
+    """Whether this report is rendered on a CI runner (CI=true, or GitHub Actions), whose
+    runs a reader cannot reach from their own machine."""
+    return os.environ.get("GITHUB_ACTIONS") == "true" or os.environ.get("CI", "").lower() in (
+        "true",
+        "1",
     )
 
 

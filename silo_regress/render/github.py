@@ -1,6 +1,7 @@
 """The check report as GitHub Actions workflow commands.
 
-Every failing artifact becomes an ``::error`` annotation on its baseline file, at
+Every failing artifact becomes an ``::error`` annotation (an improvement a ``::notice``)
+on its baseline file, at
 the line of the first changed value, so the pull request shows it beside the
 file; the full text report follows in one collapsible log group per artifact.
 The Markdown summary for ``$GITHUB_STEP_SUMMARY`` is rendered by
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from silo_regress.judging.outcome import Outcome, Report
+from silo_regress.judging.outcome import Direction, Outcome, Report
 from silo_regress.render.excerpt import first_change_line, headline
 from silo_regress.render.wording import word_sides
 
@@ -25,7 +26,8 @@ def escape_property(text: str) -> str:
 
 
 def annotation(outcome: Outcome) -> str:
-    """One ``::error`` workflow command for a failing outcome."""
+    """One workflow command for a failing outcome: ``::error``, but ``::notice`` for an
+    improvement, which is news and not a fault (GitHub paints errors red)."""
     properties: list[str] = []
     if outcome.baseline_path:
         properties.append(f"file={escape_property(outcome.baseline_path)}")
@@ -41,7 +43,8 @@ def annotation(outcome: Outcome) -> str:
     if outcome.run_path:
         message.append(f"run: {outcome.run_path}")
     message.extend(f"- {word_sides(note)}" for note in outcome.behaviour)
-    return f"::error {','.join(properties)}::{escape_data(chr(10).join(message))}"
+    kind = "notice" if outcome.direction is Direction.IMPROVEMENT else "error"
+    return f"::{kind} {','.join(properties)}::{escape_data(chr(10).join(message))}"
 
 
 def _stats_annotations(report: Report) -> list[str]:

@@ -104,6 +104,7 @@ h4 { font-size: 1em; margin: 1em 0 .3em; overflow-wrap: anywhere; }
 code, .code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 12.5px; }
 p.verdicts { font-size: 1.05em; margin: .2em 0; }
+p.headline { font-size: 1.1em; font-weight: 600; margin: .2em 0 .4em; }
 p.scores { margin: .3em 0 1em; color: var(--fg); }
 ul.counts { list-style: none; padding: 0; margin: .6em 0; display: flex; flex-wrap: wrap;
   gap: .5em; }
@@ -226,14 +227,20 @@ def render_html(
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>",
-        "<style>" + _CSS + _style_defs() + "</style>",
+        "<style>" + _CSS + _style_defs() + _stats_css(report) + "</style>",
         "</head>",
         "<body>",
         "<header>",
         f"<h1>{escape(title)}</h1>",
-        f'<p class="verdicts" id="verdicts">{escape(counts_phrase(summary) + where)};'
-        f" {escape(summary_sentence(report))}</p>",
+        *_headline(report),
     ]
+    if report.outcomes:
+        out.append(
+            f'<p class="verdicts" id="verdicts">{escape(counts_phrase(summary) + where)};'
+            f" {escape(summary_sentence(report))}</p>"
+        )
+    elif where:
+        out.append(f'<p class="verdicts" id="verdicts">{escape(where.strip(" ()"))}</p>')
     scores = scores_phrase(summary.totals, per=scored_unit(report))
     if scores is not None:
         out.append(f'<p class="scores" id="scores">{escape(scores)}</p>')
@@ -264,9 +271,30 @@ def render_html(
             card += 1
         out.append("</section>")
     out += _next_steps(report)
-    out += _matches(report)
+    if report.outcomes or report.stats is None:  # a stats-only check has no artifacts
+        out += _matches(report)
     out += ["</main>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
+
+
+def _stats_css(report: Report) -> str:
+    if report.stats is None:
+        return ""
+    from silo_regress.render.statshtml import STATS_CSS
+
+    return STATS_CSS
+
+
+def _headline(report: Report) -> list[str]:
+    """The badge and what failed (render/summary.py's headline), first on the page."""
+    from silo_regress.render.summary import headline
+
+    kind, word = ("match", "passed") if report.ok else ("regression", "failed")
+    said = headline(report).removeprefix(f"{word}: ")
+    return [
+        f'<p class="headline" id="headline"><span class="badge k-{kind}">{word}</span> '
+        f"{escape(said)}</p>"
+    ]
 
 
 def _next_steps(report: Report) -> list[str]:

@@ -41,9 +41,31 @@ _SPECIAL = re.compile(r"[|<&\n\r@\\`\[\]]")
 _ICON = {True: "✅", False: "❌"}
 
 
+# What GitHub's Markdown links by itself (GFM "extended autolinks"): a scheme and "//",
+# "www.", or an email address. Inside a code span nothing is linked, so such a word is
+# shown as one.
+_AUTOLINK = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)[^\s<>|`]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    re.IGNORECASE,
+)
+
+
 def cell(text: str) -> str:
-    """Text that stays inside one table cell and renders literally."""
-    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], visible_text(text))
+    """Text that stays inside one table cell and renders literally: never a link, an
+    image, an @mention, HTML or code (docs/security.md), nor a bare URL GitHub links."""
+    shown = visible_text(text)
+    out: list[str] = []
+    at = 0
+    for match in _AUTOLINK.finditer(shown):
+        out.append(_escaped(shown[at : match.start()]))
+        out.append(code(match.group()))
+        at = match.end()
+    out.append(_escaped(shown[at:]))
+    return "".join(out)
+
+
+def _escaped(text: str) -> str:
+    return _SPECIAL.sub(lambda m: _ESCAPE[m.group()], text)
 
 
 def visible_text(text: str) -> str:
@@ -137,7 +159,17 @@ def render_markdown(report: Report, *, title: str = "silo-regress check") -> str
     where = (
         "" if report.source.is_working_tree else f" · baselines from {code(report.source.label)}"
     )
-    out += [cell(summary_sentence(report)) + where, ""]
+    if not report.ok or not report.outcomes:
+        # What failed comes first, for stats and exact tasks alike; a stats-only check
+        # has no artifact to count, and "no baselines to check" would say it checked none.
+        from silo_regress.render.summary import headline
+
+        said = headline(report)
+        out += [f"**{cell(said[:1].upper() + said[1:])}**", ""]
+    if report.outcomes:
+        out += [cell(summary_sentence(report)) + where, ""]
+    elif where:
+        out += ["B" + where.removeprefix(" · b"), ""]
     if report.repeat is not None:
         out += _tallies(report)
     if report.stats is not None:

@@ -51,6 +51,10 @@ def _task(task: TaskJudgement) -> dict[str, Any]:
             for c in task.checks
         ],
         "renamed_checks": list(task.renamed_checks),
+        "decided": task.decided,
+        "without_result": list(task.without_result),
+        "changed": list(task.changed),
+        "retried": task.retried,
     }
 
 
@@ -95,10 +99,12 @@ def stats_json(judgement: StatsJudgement) -> dict[str, Any]:
             "suite_gate": policy.suite_gate.value,
             "sequential": policy.sequential,
             "require_power": policy.require_power,
+            "judged_in_ci": policy.judged_in_ci,
             "k": policy.k,
             "floor": {"k": floor.k, "value": floor.value} if floor else None,
         },
         "failed": judgement.failed,
+        "not_decided": judgement.not_decided,
         "suite": _suite(judgement.suite),
         "tasks": [_task(t) for t in judgement.tasks],
     }

@@ -91,11 +91,16 @@ def task_line(task: TaskJudgement, *, paint: Paint = _plain) -> list[str]:
         Tier.IMPROVEMENT: ("green",),
         Tier.INSUFFICIENT_DATA: ("yellow",),
         Tier.UNRELIABLE_BASELINE: ("yellow",),
+        Tier.UNDECIDED: ("yellow",),
     }
     head = f"{paint(task.tier.value, *colours.get(task.tier, ()))}  {task.task}  "
     head += f"{_side(task.baseline, task.baseline_interval)} -> "
     head += _side(task.candidate, task.candidate_interval)
-    if task.p_decline is not None:
+    sequential = Reason.DECIDED_SEQUENTIALLY in task.reasons or Reason.UNDECIDED in task.reasons
+    if task.p_decline is not None and sequential:
+        # Its tier is the sequential test's; a fixed-sample p beside it would contradict it.
+        head += f"  (fixed-sample p = {show_p(task.p_decline)}; the sequential test judges it)"
+    elif task.p_decline is not None:
         head += f"  p = {show_p(task.p_decline)} (Holm {show_p(task.p_adjusted)})"
     if task.pass_hat_k is not None and task.pass_hat_k.k > 1:
         k = task.pass_hat_k
@@ -111,8 +116,24 @@ def task_line(task: TaskJudgement, *, paint: Paint = _plain) -> list[str]:
         Reason.UNDECIDED: "its sequential test was still undecided at --max-repeat",
         Reason.DECIDED_SEQUENTIALLY: "decided by its sequential test after "
         f"{task.candidate.rollouts if task.candidate else 0} rollouts",
+        Reason.RESULT_CHANGED: "fails: a rollout's result.json changed after it was counted "
+        f"({', '.join(task.changed[:_NAMED])}); check again",
+        Reason.JUDGED_IN_CI: "pass rate judged in CI (check --run)",
     }
     lines += [f"  {notes[r]}" for r in task.reasons]
+    if task.without_result:
+        shown = ", ".join(task.without_result[:_NAMED])
+        more = len(task.without_result) - _NAMED
+        lines.append(
+            f"  {len(task.without_result)} rollout{'s' * (len(task.without_result) != 1)} "
+            f"left no result and counted as failed ({shown}"
+            + (f" and {more} more)" if more > 0 else ")")
+        )
+    if task.retried:
+        lines.append(
+            f"  {task.retried} rollout{'s' * (task.retried != 1)} without a result run again "
+            "(retry-incomplete); the retries are counted in their place"
+        )
     if task.tier is Tier.INSUFFICIENT_DATA and task.candidate is not None:
         need = task.needed_rollouts
         lines.append(
@@ -142,6 +163,14 @@ def stats_lines(judgement: StatsJudgement, *, paint: Paint = _plain) -> list[str
     """The whole stats section: the suite first, then every task not merely stable."""
     from silo_regress.stats.verdicts import Tier
 
+    if judgement.policy.judged_in_ci:
+        # The hook starts no rollouts: the summary's one line says so; only the tasks
+        # that fail it (a missing tally) get lines of their own.
+        lines: list[str] = []
+        for task in judgement.tasks:
+            if task.failed:
+                lines += task_line(task, paint=paint)
+        return lines
     alpha = judgement.policy.alpha
     design = "sequential tests" if judgement.policy.sequential else "then tasks with Holm"
     lines = [f"stats gate (alpha {alpha:g} for the whole check: the suite, {design})"]
@@ -162,7 +191,16 @@ def stats_lines(judgement: StatsJudgement, *, paint: Paint = _plain) -> list[str
         lines += task_line(task, paint=paint)
     if stable:
         lines.append(f"{len(stable)} task{'s' * (len(stable) != 1)} stable")
+    if judgement.not_decided:
+        lines.append(
+            paint("not decided: no test could judge any stats task; the check fails", "red")
+        )
+    elif judgement.undecided:
+        lines.append(f"{_tasks(len(judgement.undecided))} not decided (see above)")
     return lines
+
+
+_NAMED = 12
 
 
 def task_sentence(task: TaskJudgement) -> str:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from silo_regress.judging.direction import REVIEW_ORDER, Direction, Totals, review_rank, total
 from silo_regress.judging.outcome import Outcome, Report, Verdict
 from silo_regress.render.wording import one_line, word, words
+
+if TYPE_CHECKING:
+    from silo_regress.stats.verdicts import StatsJudgement
 
 
 @dataclass(frozen=True)
@@ -174,3 +178,74 @@ def _listed(items: Iterable[str], *, shown: int = 10) -> str:
     names = list(items)
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return ", ".join(names[:shown]) + more
+
+
+def headline(report: Report) -> str:
+    """What the check came to, in one sentence that names what failed first.
+
+    A stats-only check has no artifact outcomes: its headline is the suite decision and
+    the tasks that fell most, never "no baselines to check". Exact and stats tasks are
+    named alike: the failing kinds with their counts, the worst tasks first.
+    """
+    parts: list[str] = []
+    stats = report.stats
+    if stats is not None:
+        parts += _stats_parts(stats)
+    lines = summarize_report(report).lines
+    if lines:
+        kinds: dict[str, list[str]] = {}
+        for line in lines:
+            kinds.setdefault(line.kind, []).append(line.label)
+        for kind, labels in kinds.items():
+            n = len(labels)
+            parts.append(f"{kind} in {n} task{'s' * (n != 1)}: {_listed(labels, shown=3)}")
+    if stats is not None and stats.not_decided and not stats.failed and not lines:
+        # Never "passed", never "failed" for what no test judged: it was not decided.
+        n = len(stats.tasks)
+        return f"not decided: no test could judge any of {n} stats task{'s' * (n != 1)}"
+    if stats is not None and stats.undecided and not stats.not_decided:
+        n = len(stats.undecided)
+        parts.append(f"{n} stats task{'s' * (n != 1)} not decided")
+    if report.ok:
+        judged = len({(o.task, o.environment) for o in report.outcomes})
+        judged += len(stats.tasks) - len(stats.undecided) if stats is not None else 0
+        done = f"passed: {judged} task{'s' * (judged != 1)} judged"
+        return "; ".join([done, *parts]) if parts else done
+    return "failed: " + ("; ".join(parts) if parts else "see the report below")
+
+
+def _stats_parts(stats: StatsJudgement) -> list[str]:
+    """The suite decision, then the stats tasks that failed, the biggest fall first."""
+    from silo_regress.render.statslines import percent, show_p
+    from silo_regress.stats.verdicts import SuiteVerdict
+
+    parts: list[str] = []
+    suite = stats.suite
+    if suite.verdict is SuiteVerdict.REGRESSION:
+        warned = "" if suite.failed else " (warning only: suite-gate = warn)"
+        fell = ", ".join(
+            f"{m.task} {percent(m.base_rate)} -> {percent(m.cand_rate)}" for m in suite.movers[:3]
+        )
+        parts.append(
+            f"suite-regression{warned}: pass rate {percent(suite.base_rate)} -> "
+            f"{percent(suite.cand_rate)} over {suite.tasks} task{'s' * (suite.tasks != 1)} "
+            f"(p = {show_p(suite.p_decline)})" + (f", fell most: {fell}" if fell else "")
+        )
+    failed = sorted(
+        (t for t in stats.tasks if t.failed),
+        key=lambda t: (
+            (t.candidate.rate if t.candidate else 0.0) - (t.baseline.rate if t.baseline else 0.0)
+        ),
+    )
+    if failed:
+        shown = ", ".join(
+            f"{t.task} {t.baseline.passed}/{t.baseline.rollouts} -> "
+            f"{t.candidate.passed}/{t.candidate.rollouts}"
+            if t.baseline is not None and t.candidate is not None
+            else f"{t.task} ({t.tier.value})"
+            for t in failed[:3]
+        )
+        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+        n = len(failed)
+        parts.append(f"{n} stats task{'s' * (n != 1)} failed: {shown}{more}")
+    return parts

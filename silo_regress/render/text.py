@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from silo_regress.recording.recorder import Recording
     from silo_regress.render.hunks import Span
     from silo_regress.reports.overview import Status, StatusRow
+    from silo_regress.stats.verdicts import StatsJudgement
 
 DIFF_LINE_CAP = 200
 _FAIL_WORD = {
@@ -312,6 +313,25 @@ def _spans(
     return base + mark + body + _RESET
 
 
+def stats_headline(stats: StatsJudgement) -> str:
+    """What the stats gate came to, in words that never say "passed" for what it did not
+    judge: failed, not decided (no test could judge any task), or passed for the tasks
+    it decided, naming how many it did not."""
+    count = len(stats.tasks)
+    tasks = f"{count} task{'s' * (count != 1)}"
+    if stats.policy.judged_in_ci:
+        verdict = "failed" if stats.failed else "tallies present"
+        return f"stats gate {verdict}: {tasks}; pass rates are judged in CI (check --run)"
+    if stats.failed:
+        return f"stats gate failed: {tasks} judged"
+    if stats.not_decided:
+        return f"stats gate not decided: no test could judge any of {tasks}"
+    undecided = len(stats.undecided)
+    if undecided:
+        return f"stats gate passed for {count - undecided} of {tasks}; {undecided} not decided"
+    return f"stats gate passed: {tasks} judged"
+
+
 def summary_line(report: Report, *, palette: Palette, headline: str | None = None) -> str:
     counts = report.summary()
     tasks = len({(o.task, o.environment) for o in report.outcomes})
@@ -320,10 +340,9 @@ def summary_line(report: Report, *, palette: Palette, headline: str | None = Non
     )
     if not report.outcomes:
         if report.stats is not None:
-            verdict = "failed" if report.stats.failed else "passed"
-            count = len(report.stats.tasks)
-            text = f"stats gate {verdict}: {count} task{'s' * (count != 1)} judged{where}"
-            return palette.paint(text, "red" if report.stats.failed else "green")
+            return palette.paint(
+                stats_headline(report.stats) + where, "green" if report.ok else "red"
+            )
         return headline or f"no baselines to check{where}"
     parts = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     artifacts = len(report.outcomes)

@@ -66,9 +66,20 @@ def _merged_stats(reports: Sequence[tuple[str, Report]]) -> StatsJudgement | Non
     judged = [(name, r.stats) for name, r in reports if r.stats is not None]
     if not judged:
         return None
-    from silo_regress.reports.statsmerge import decisions_of, judge_again
+    from silo_regress.reports.statsmerge import decisions_of, judge_again, policy_json, same_policy
     from silo_regress.stats.verdicts import Evidence
 
+    first, policy = judged[0][0], judged[0][1].policy
+    for name, stats in judged[1:]:
+        if not same_policy(stats.policy, policy):
+            # The merge judges every task under one policy: a shard judged under another
+            # (or forged) would decide for the others what their tasks mean.
+            raise InputError(
+                f"{name}: its stats policy (alpha {stats.policy.alpha}, "
+                f"{_policy_words(policy_json(stats.policy))}) differs from {first}'s (alpha "
+                f"{policy.alpha}, {_policy_words(policy_json(policy))}); make every shard with "
+                "one config and the same check options"
+            )
     seen: dict[str, str] = {}
     parts = []
     for name, stats in judged:
@@ -81,6 +92,10 @@ def _merged_stats(reports: Sequence[tuple[str, Report]]) -> StatsJudgement | Non
         evidence = [Evidence(t.task, t.baseline, t.candidate, t.tally_path) for t in stats.tasks]
         parts.append((stats.policy, evidence, decisions_of(stats)))
     return judge_again(parts)
+
+
+def _policy_words(policy: dict[str, object]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in policy.items())
 
 
 def _mixed(sources: Sequence[BaselineOrigin]) -> BaselineOrigin:

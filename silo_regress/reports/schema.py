@@ -415,6 +415,7 @@ def report_json(
         **shard,
         **_repeat_json(report),
         **({"stats": stats} if stats is not None else {}),
+        **_units_json(report),
         "summary": report.summary(),
         "results": [
             {
@@ -449,6 +450,23 @@ def report_json(
             "artifacts": [{"task": t, "artifact": a} for t, a in report.uncovered.artifacts],
             "environments": list(report.uncovered.environments),
         },
+    }
+
+
+def _units_json(report: Report) -> dict[str, Any]:
+    """A merge of unit reports that did not count every planned rollout says which:
+    absent when it did, so the merged report is byte for byte the one-machine check's."""
+    units = report.units
+    if units is None or not units.eventful:
+        return {}
+    return {
+        "units": {
+            "planned": units.planned,
+            "counted": units.counted,
+            "missing": [str(u) for u in units.missing],
+            "infraErrors": [str(u) for u in units.infra_errors],
+            "retried": [str(u) for u in units.retried],
+        }
     }
 
 

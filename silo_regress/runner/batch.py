@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from silo_regress.judging.tallying import RolloutResult, read_result
 from silo_regress.project.config import Config
 from silo_regress.project.fingerprint import ProvenanceError
 from silo_regress.runner.attribution import Claim, Ended, Key, Ledger
@@ -66,6 +68,8 @@ class Batch:
     runs: dict[Key, tuple[Run, ...]]  # new runs of each task, oldest first
     strays: tuple[str, ...]  # new directories not tied to a rollout of this batch
     seconds: float
+    # Attempts a retry stood in for (commands/rollouts.py): shown, never counted.
+    retried: tuple[RolloutOutcome, ...] = ()
 
     @property
     def problems(self) -> tuple[RolloutOutcome, ...]:
@@ -112,7 +116,9 @@ def execute(
         with lock:
             spawned = datetime.now(UTC)  # no run of this rollout can start before it
             try:
-                group = groups.start(rollout.argv, cwd=config.project, timeout=rollout.timeout)
+                group = groups.start(
+                    rollout.argv, cwd=config.project, timeout=rollout.timeout, env=rollout.environ
+                )
             except StoppedError:  # Ctrl-C came between taking the rollout and starting it
                 return None
             collector.ledger.start(rollout.task.key, at=spawned)
@@ -156,6 +162,7 @@ def execute(
             raise
     pool.shutdown(wait=True)
     collector.settle_rest()
+    collector.claim_unfinished()
     return Batch(
         outcomes=tuple(o for o in collector.outcomes if o is not None),
         runs={key: tuple(runs) for key, runs in collector.ledger.claimed.items()},
@@ -180,6 +187,9 @@ class _Collector:
         self.exits: dict[int, GroupExit] = {}
         self.known: dict[str, Run] = {}
         self.outcomes: list[RolloutOutcome | None] = [None] * len(rollouts)
+        # Each new run's result.json, read the first time it was seen complete: what a
+        # rollout counts for is fixed when it ends, not when the batch does.
+        self.results: dict[str, RolloutResult] = {}
         # Taken once per batch, before any rollout starts: every rollout is made from
         # the same inputs and commit, and is checked against them when it ends.
         self.provenance = start_batch(config)
@@ -190,8 +200,20 @@ class _Collector:
         """Note an exit; settle its task when none of the task's rollouts still runs."""
         self.exits[index] = exit_
         ended = Ended(index, self.rollouts[index].task.key, exit_.code, exit_.timed_out)
+        self._read_results(ended.key)
         if self.ledger.exit(ended):
             self._settle(ended.key)
+
+    def _read_results(self, key: Key) -> None:
+        """Read every complete new run of ``key`` not read yet. A run of a rollout that
+        has ended is final; one whose writer still runs is read once it is complete (Silo
+        writes the result last), so a later rewrite is seen as a change, not counted."""
+        for name, run in self._identify_new().items():
+            if run.key != key or name in self.results:
+                continue
+            result = read_result(run)
+            if result.has_result:
+                self.results[name] = result
 
     def settle_rest(self) -> None:
         for key in self.ledger.unsettled():
@@ -204,11 +226,14 @@ class _Collector:
 
     def _classify(self, claim: Claim) -> None:
         index = claim.ended.index
+        result = None
         if claim.run is not None:
             self._write_provenance(self.rollouts[index], claim.run)
-        self.outcomes[index] = classify(
+            result = self.results.get(claim.run.name) or read_result(claim.run)
+        outcome = classify(
             self.config, self.rollouts[index], self.exits[index], claim.run, complete=claim.complete
         )
+        self.outcomes[index] = replace(outcome, result=result)
 
     def _write_provenance(self, rollout: Rollout, run: Run) -> None:
         """``silo-regress.json`` beside the run: which inputs and agent made it."""
@@ -220,8 +245,67 @@ class _Collector:
                 agent=rollout.agent,
                 silo_command=rollout.argv,
                 recheck=True,
+                rollout=str(rollout.unit),
             )
             write_provenance(run.path, record)
+
+    def claim_unfinished(self) -> None:
+        """Give rollouts that started and left no run a new directory Silo never finished.
+
+        Silo writes ``run.json`` last, so a rollout killed mid-way (its timeout, a crash
+        of Silo itself) leaves a directory that names no task: by its name alone it is
+        nobody's. When every such rollout of this batch is of one task, the directories
+        are theirs (which of two identical processes left which does not matter), and
+        each counts as a failed rollout, not an infrastructure error: the agent began.
+        """
+        from silo_regress.runner.classification import RolloutState
+
+        unexplained = [
+            n
+            for n, o in enumerate(self.outcomes)
+            if o is not None
+            and o.run is None
+            and o.state in (RolloutState.TIMED_OUT, RolloutState.NO_RUN)
+            and self.exits[n].code is not None
+        ]
+        if not unexplained:
+            return
+        keys = {self.rollouts[n].task.key for n in unexplained}
+        unfinished = self._unfinished()
+        if len(keys) != 1 or not unfinished:
+            return
+        environment, task_id = keys.pop()
+        for n, (name, path, when) in zip(unexplained, unfinished, strict=False):
+            outcome = self.outcomes[n]
+            assert outcome is not None
+            stamp = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            run = Run(name, path, environment, task_id, stamp, when)
+            self.ledger.claimed_names.add(name)
+            self.ledger.claimed.setdefault(run.key, []).append(run)
+            self.outcomes[n] = replace(
+                outcome,
+                state=RolloutState.INCOMPLETE,
+                run=run,
+                result=RolloutResult(name, None),
+                message=f"{outcome.message}; it left {self.config.relative(path)} unfinished "
+                "(no run.json), which counts as a failed rollout",
+            )
+
+    def _unfinished(self) -> list[tuple[str, Path, datetime]]:
+        """New directories of this batch with no ``run.json`` (Silo never finished them)."""
+        found = []
+        for entry in list_run_dirs(self.config.runs_dir):
+            if not self.ledger.is_new(entry.name) or entry.name in self.ledger.claimed_names:
+                continue
+            path = Path(entry.path)
+            if os.path.lexists(path / "run.json") or not os.path.isdir(path):
+                continue
+            try:
+                when = datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+            except OSError:
+                continue
+            found.append((entry.name, path, when))
+        return sorted(found, key=lambda item: (item[2], item[0]))
 
     def _identify_new(self) -> dict[str, Run]:
         for entry in list_run_dirs(self.config.runs_dir):

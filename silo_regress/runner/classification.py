@@ -11,6 +11,7 @@ import re
 import signal
 from dataclasses import dataclass
 
+from silo_regress.judging.tallying import RolloutResult
 from silo_regress.project.config import Config
 from silo_regress.runner.plan import HINT, Rollout, command_place
 from silo_regress.runner.process import GroupExit
@@ -29,7 +30,9 @@ class RolloutState(enum.StrEnum):
     NOT_STARTED = "not-started"  # Silo itself could not be started: silo-command is wrong
 
 
-# Problems with the setup rather than verdicts about a run.
+# Problems with the setup rather than verdicts about a run: infrastructure errors, never
+# in a tally. A timed-out rollout that left a run is the agent's (it ran too long): it
+# counts as a failed rollout, like any run without a complete result.
 SETUP_PROBLEMS = frozenset(
     {
         RolloutState.NO_RUN,
@@ -48,10 +51,24 @@ class RolloutOutcome:
     seconds: float
     run: Run | None
     message: str
+    # What the rollout counts for, read when it ended (None: it left no run to read).
+    result: RolloutResult | None = None
 
     @property
     def problem(self) -> bool:
+        """An infrastructure error: Silo could not start, or left no run of its own."""
+        if self.state is RolloutState.TIMED_OUT:
+            return self.run is None
         return self.state in SETUP_PROBLEMS
+
+    @property
+    def without_result(self) -> bool:
+        """It started, left a run, and no complete result: a failed rollout."""
+        return (
+            self.run is not None
+            and not self.problem
+            and (self.result is None or not self.result.has_result)
+        )
 
 
 def classify(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from silo_regress.errors import RunnerError, TaskRefError
 from silo_regress.judging.targets import Target, ref_for_run, select_targets
+from silo_regress.judging.units import ROLLOUT_VARIABLE, Unit
 from silo_regress.project.config import Config
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.index import RunIndex
@@ -120,6 +121,17 @@ class Rollout:
     @property
     def label(self) -> str:
         return self.task.label + (f" #{self.number}" if self.repeat > 1 else "")
+
+    @property
+    def unit(self) -> Unit:
+        """The rollout's identity in a plan of units: task and rollout index."""
+        return Unit(self.task.environment, self.task.task_id, self.number)
+
+    @property
+    def environ(self) -> dict[str, str]:
+        """What Silo's process gets in its environment beside ours: the rollout's
+        identity, ``ENV/TASK#k``, so a seeded agent or a stand-in can derive from it."""
+        return {ROLLOUT_VARIABLE: str(self.unit)}
 
 
 def prepare_rollouts(

@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -145,9 +145,16 @@ class ProcessGroups:
             return len(self._live)
 
     def start(
-        self, argv: Sequence[str], *, cwd: Path, timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Group | GroupExit:
         """Start ``argv`` in a new session; its exit when it could not be started.
+
+        ``env`` adds to (never replaces) this process's environment.
 
         Raises :class:`StoppedError` once :meth:`stop_all` has begun.
         """
@@ -164,6 +171,7 @@ class ProcessGroups:
                     stdout=out,
                     stderr=err,
                     start_new_session=True,
+                    env={**os.environ, **env} if env else None,
                 )
             except OSError as exc:
                 return GroupExit.unstarted(exc)

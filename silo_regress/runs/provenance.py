@@ -14,7 +14,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +32,8 @@ from silo_regress.project.fingerprint import (
     working_tree_snapshot,
 )
 
+RESOURCE_CLASS_VARIABLE = "SILO_REGRESS_RESOURCE_CLASS"
+_CLASS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}")
 PROVENANCE_FILE = "silo-regress.json"
 PROVENANCE_VERSION = 1
 MAX_RECORD_BYTES = 1 << 20
@@ -59,6 +61,10 @@ class Provenance:
     # Inputs whose content differed after the rollout from before it started (the agent
     # switched mid-run): no single set of inputs made the run, so it vouches for none.
     changed_while_running: tuple[str, ...] = ()
+    # New in 0.4, absent from older records: which rollout of a plan of units this run
+    # is (ENV/TASK#k), and the kind of machine that made it.
+    rollout: str | None = None
+    resource: ResourceClass | None = None
 
     def to_json(self) -> bytes:
         document = {
@@ -77,6 +83,10 @@ class Provenance:
         }
         if self.changed_while_running:
             document["inputsChangedWhileRunning"] = list(self.changed_while_running)
+        if self.rollout is not None:
+            document["rollout"] = self.rollout
+        if self.resource is not None:
+            document["resourceClass"] = self.resource.to_json()
         return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     @property
@@ -253,7 +263,12 @@ def _parse(document: dict[str, Any], *, skip_inputs: bool = False) -> Provenance
     moved = document.get("inputsChangedWhileRunning", [])
     if not isinstance(moved, list) or not all(isinstance(m, str) and m for m in moved):
         raise ValueError("'inputsChangedWhileRunning' must be a list of paths")
+    rollout = text("rollout")
+    if rollout is not None and not rollout.isprintable():
+        raise ValueError("'rollout' must be ENV/TASK#k")
     return Provenance(
+        rollout=rollout,
+        resource=read_resource_class(document.get("resourceClass")),
         environment=str(text("environment", optional=False)),
         task_id=str(text("taskId", optional=False)),
         fingerprint=digest("fingerprint"),
@@ -270,6 +285,54 @@ def _parse(document: dict[str, Any], *, skip_inputs: bool = False) -> Provenance
     )
 
 
+# --- the machine ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceClass:
+    """The kind of machine a rollout ran on: a name the team chose, and its CPUs.
+
+    The same agent can pass a few points more or less on a bigger machine (timeouts,
+    tool latency), so tallies made on different classes are not pooled unasked."""
+
+    name: str | None
+    cpus: int
+
+    def __str__(self) -> str:
+        return f"{self.name or 'unnamed'} ({self.cpus} CPU{'s' * (self.cpus != 1)})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "cpus": self.cpus}
+
+
+def read_resource_class(value: Any) -> ResourceClass | None:
+    """A record's or a report's ``resourceClass``; ValueError when it is not one."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("'resourceClass' must be an object of name and cpus")
+    name, cpus = value.get("name"), value.get("cpus")
+    if name is not None and (not isinstance(name, str) or not _CLASS_NAME.fullmatch(name)):
+        raise ValueError("'resourceClass.name' must be a short name (letters, digits, ._:+-)")
+    if isinstance(cpus, bool) or not isinstance(cpus, int) or not 1 <= cpus <= 1 << 16:
+        raise ValueError("'resourceClass.cpus' must be a whole number of CPUs")
+    return ResourceClass(name, cpus)
+
+
+def current_resource_class(environ: Mapping[str, str]) -> ResourceClass:
+    """This machine's class: ``SILO_REGRESS_RESOURCE_CLASS`` and the CPUs really usable."""
+    from silo_regress.errors import ConfigError
+    from silo_regress.system.cpus import available_cpus
+
+    name = environ.get(RESOURCE_CLASS_VARIABLE, "").strip() or None
+    if name is not None and not _CLASS_NAME.fullmatch(name):
+        raise ConfigError(
+            f"{RESOURCE_CLASS_VARIABLE}={name!r}: name the machine kind in at most 64 letters, "
+            "digits and ._:+- (e.g. ubuntu-latest, c6i.2xlarge)"
+        )
+    return ResourceClass(name, available_cpus())
+
+
 # --- making records (the runner) --------------------------------------------------
 
 
@@ -280,6 +343,7 @@ class ProvenanceContext:
     config: Config
     commit: str | None
     dirty: bool | None
+    resource: ResourceClass | None = None
     _snapshots: dict[tuple[str, ...], InputSnapshot] = field(default_factory=dict)
 
     def snapshot(self, globs: tuple[str, ...]) -> InputSnapshot:
@@ -315,6 +379,7 @@ class ProvenanceContext:
         agent: str | None,
         silo_command: Sequence[str],
         recheck: bool = False,
+        rollout: str | None = None,
     ) -> Provenance:
         """The record of one rollout of ``environment/task_id`` made by ``agent``.
 
@@ -342,6 +407,8 @@ class ProvenanceContext:
             dirty=self.dirty,
             created_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
             changed_while_running=moved,
+            rollout=rollout,
+            resource=self.resource,
         )
 
 
@@ -366,7 +433,7 @@ def inputs_for_agent(config: Config, *, environment: str, agent: str | None) -> 
 
 def start_batch(config: Config) -> ProvenanceContext:
     """Take the git state once for a batch of rollouts; outside git, commit is unknown."""
-    from silo_regress.errors import GitError
+    from silo_regress.errors import ConfigError, GitError
     from silo_regress.vcs import gitio
 
     try:
@@ -374,4 +441,8 @@ def start_batch(config: Config) -> ProvenanceContext:
         commit, dirty = state.commit, state.dirty
     except GitError:
         commit, dirty = None, None
-    return ProvenanceContext(config=config, commit=commit, dirty=dirty)
+    try:
+        resource: ResourceClass | None = current_resource_class(os.environ)
+    except ConfigError:  # a bad name is refused where the class is judged, not mid-batch
+        resource = None
+    return ProvenanceContext(config=config, commit=commit, dirty=dirty, resource=resource)

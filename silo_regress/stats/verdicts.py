@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from silo_regress.stats.exact import (
@@ -57,6 +57,12 @@ class Tier(enum.StrEnum):
     IMPROVEMENT = "improvement"  # reported, never a failure
     INSUFFICIENT_DATA = "insufficient-data"  # even 0 passes could not be significant
     UNRELIABLE_BASELINE = "unreliable-baseline"  # no baseline tally, or too small
+    UNDECIDED = "undecided"  # its sequential test had not decided at the cap
+    NOT_JUDGED = "not-judged"  # the pre-commit hook: tallies read, pass rates judged in CI
+
+
+# The tiers of a task whose pass rate a test actually judged (decided either way).
+DECIDED_TIERS = frozenset({Tier.REGRESSION, Tier.SUSPECT, Tier.STABLE, Tier.IMPROVEMENT})
 
 
 class Reason(enum.StrEnum):
@@ -69,6 +75,10 @@ class Reason(enum.StrEnum):
     CHECK_DECLINED = "check-declined"  # stable on `passed`, but a check fell (raw p <= alpha)
     UNDECIDED = "undecided"  # --repeat-until-decided reached --max-repeat undecided
     DECIDED_SEQUENTIALLY = "decided-sequentially"  # its sequential test stopped it
+    # A rollout's result.json changed between the end of its rollout and the verdict:
+    # what was counted is not what is on disk, so the task fails.
+    RESULT_CHANGED = "result-changed"
+    JUDGED_IN_CI = "judged-in-ci"  # the hook starts no rollouts: CI judges the pass rate
 
 
 class SuiteGate(enum.StrEnum):
@@ -105,6 +115,8 @@ class Policy:
     sequential: bool = False
     # --require-power: a task that could not have shown a regression fails
     require_power: bool = False
+    # The pre-commit hook: no rollouts, so tallies are read and validated, not judged.
+    judged_in_ci: bool = False
     # The global step's split: the stratified test gets this share of alpha, the
     # Bonferroni-corrected smallest task p the rest (bench/power.py chose 0.9).
     suite_share: float = 0.9
@@ -123,6 +135,11 @@ class Evidence:
     baseline: Tally | None
     candidate: Tally | None
     tally_path: str | None = None  # where the baseline tally is (or would be), as shown
+    # Rollouts counted as failed because they left no complete result.json (run names).
+    without_result: tuple[str, ...] = ()
+    # Rollouts whose result.json changed after they were counted (run names): fails.
+    changed: tuple[str, ...] = ()
+    retried: int = 0  # rollouts that a retry stood in for (retry-incomplete)
 
 
 @dataclass(frozen=True)
@@ -166,6 +183,14 @@ class TaskJudgement:
     renamed_checks: tuple[str, ...]  # labels on one side only
     tally_path: str | None = None
     power_required: bool = False  # --require-power: insufficient-data fails
+    without_result: tuple[str, ...] = ()  # rollouts counted as failed: no complete result
+    changed: tuple[str, ...] = ()  # rollouts whose result changed after they were counted
+    retried: int = 0
+
+    @property
+    def decided(self) -> bool:
+        """Whether a test judged this task's pass rate (either way)."""
+        return self.tier in DECIDED_TIERS
 
     @property
     def underpowered(self) -> bool:
@@ -177,7 +202,13 @@ class TaskJudgement:
         """A regression, a pass^k below the floor, or no baseline tally at all: a stats
         gate that passed without its evidence would pass a deleted tally."""
         missing = Reason.BASELINE_MISSING in self.reasons
-        return self.tier is Tier.REGRESSION or self.below_floor or missing or self.underpowered
+        return (
+            self.tier is Tier.REGRESSION
+            or self.below_floor
+            or missing
+            or self.underpowered
+            or bool(self.changed)
+        )
 
     @property
     def declined_checks(self) -> tuple[CheckMove, ...]:
@@ -239,6 +270,21 @@ class StatsJudgement:
     @property
     def failed(self) -> bool:
         return self.suite.failed or any(t.failed for t in self.tasks)
+
+    @property
+    def not_decided(self) -> bool:
+        """Stats tasks were to be judged and no test judged any of them: a check that
+        cannot say "passed" (the hook, which judges none by design, excepted)."""
+        if self.policy.judged_in_ci or not self.tasks:
+            return False
+        return not any(t.decided for t in self.tasks)
+
+    @property
+    def undecided(self) -> tuple[TaskJudgement, ...]:
+        """The tasks no test judged (insufficient data, no candidate, undecided at the cap)."""
+        if self.policy.judged_in_ci:
+            return ()
+        return tuple(t for t in self.tasks if not t.decided and not t.failed)
 
 
 def _table(baseline: Tally, candidate: Tally) -> Table:
@@ -339,6 +385,8 @@ def judge_tasks(
         needed = None
         if item.baseline is None:
             tier, reasons = Tier.UNRELIABLE_BASELINE, [Reason.BASELINE_MISSING]
+        elif policy.judged_in_ci:
+            tier, reasons = Tier.NOT_JUDGED, [Reason.JUDGED_IN_CI]
         elif item.baseline.rollouts < policy.min_baseline:
             tier, reasons = Tier.UNRELIABLE_BASELINE, [Reason.BASELINE_TOO_SMALL]
         elif table is None or item.candidate is None:
@@ -351,7 +399,7 @@ def judge_tasks(
             if decided is Decision.REGRESSION:
                 tier, reasons = Tier.REGRESSION, [Reason.DECIDED_SEQUENTIALLY]
             elif decided is Decision.CONTINUE:
-                tier, reasons = Tier.SUSPECT, [Reason.UNDECIDED]
+                tier, reasons = Tier.UNDECIDED, [Reason.UNDECIDED]
             elif decided is Decision.STABLE:
                 improved = up_adjusted[item.task] <= policy.alpha
                 tier = Tier.IMPROVEMENT if improved else Tier.STABLE
@@ -403,8 +451,13 @@ def judge_tasks(
                 renamed_checks=renamed,
                 tally_path=item.tally_path,
                 power_required=policy.require_power,
+                without_result=item.without_result,
+                changed=item.changed,
+                retried=item.retried,
             )
         )
+        if item.changed:
+            judged[-1] = replace(judged[-1], reasons=(*judged[-1].reasons, Reason.RESULT_CHANGED))
     return StatsJudgement(tasks=tuple(judged), suite=suite, policy=policy)
 
 
@@ -424,7 +477,7 @@ def decide_suite(testable: Sequence[Evidence], policy: Policy) -> SuiteDecision:
     base_up_to = max((b.rollouts for _, b, _ in pairs), default=0)
     p_down = p_up = p_task = None
     verdict = SuiteVerdict.NOT_TESTED
-    if tables and policy.suite_gate is not SuiteGate.OFF:
+    if tables and policy.suite_gate is not SuiteGate.OFF and not policy.judged_in_ci:
         p_down = stratified_decline_p(tables)
         alpha = policy.suite_alpha
         # The other branch of the closed test's global step: the smallest task p,

@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 from support.actionrunner import ActionRun, load_action, run_action
+from support.fakegithub import FakeGitHub, serving
 from support.gitrepo import BIN, agent_project, commit_all, run
 from support.silofixture import git, git_init
 
 from silo_regress import __version__
+
+__all__ = ["control"]
+from support.runnerkit import control
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = load_action(ROOT / "action.yml")
@@ -110,9 +114,10 @@ def test_action_annotates_summarises_and_pages_a_change(
 
     assert done.code == 1, done.log
     assert done.outputs["run"]["exit-code"] == "1"
-    annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
-    assert len(annotations) == 1
-    assert annotations[0].startswith("::error file=baselines/TASK-002.result.json,line=")
+    annotations = [line for line in done.stdout.splitlines() if line.startswith("::notice ")]
+    assert len(annotations) == 1  # TASK-002's reward rose: an improvement is a notice
+    assert annotations[0].startswith("::notice file=baselines/TASK-002.result.json,line=")
+    assert not [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert "title=silo-regress%3A TASK-002 (crm-west) result.json changed::" in annotations[0]
     # The text report is in the log once (check's), not again from the rendering.
     assert done.stdout.count("CHANGED  TASK-002 (crm-west)  result.json") == 1
@@ -219,6 +224,12 @@ def test_action_refuses_a_ref_that_is_not_one(installed: Installed, tmp_path: Pa
         ({"command": "check", "from": "main"}, "input from is for command diff --from"),
         ({"version": "--index-url=https://evil.invalid"}, "must not start with '-'"),
         ({"project": "no/such dir"}, "input project 'no/such dir' is not a directory under"),
+        ({"report-format": "xml"}, "unknown report-format input 'xml': use json, junit, markdown"),
+        ({"suite-gate": "loud"}, "unknown suite-gate input 'loud': use fail, warn or off"),
+        ({"repeat": "ten"}, "input repeat is 'ten': use a whole number of rollouts"),
+        ({"max-repeat": "0"}, "input max-repeat is '0': use a whole number of rollouts"),
+        ({"command": "check", "repeat": "8"}, "input repeat is for command check --run"),
+        ({"comment": "maybe"}, "input comment is 'maybe': use true or false"),
     ],
 )
 def test_action_refuses_bad_inputs_before_installing_anything(
@@ -322,3 +333,106 @@ def test_action_install_refuses_an_old_python(tmp_path: Path) -> None:
         "::error title=silo-regress action::silo-regress needs Python 3.11 or newer, "
         f"{fake} is Python 3.10.12: set the python-version input"
     ) in done.stdout
+
+
+# --- the stats gate and the pull-request comment ---------------------------------------
+
+
+def _stats_workspace(tmp_path: Path, control: Path, *, config: str = "") -> Path:
+    """A workspace whose project has a gate = "stats" task with a 9/10 tally, and whose
+    stand-in Silo now passes 1 rollout in 10: a regression of the suite and the task."""
+    from test_stats_gate_cli import STATS, passes, recorded
+
+    project = recorded(tmp_path / "workspace", control, extra=config + STATS)
+    passes(control, 1, 9)
+    return project.root.parent
+
+
+def _pull_request(tmp_path: Path, api: FakeGitHub, control: Path) -> dict[str, str]:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 12}}))
+    return {
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_REPOSITORY": "acme/agents",
+        "GITHUB_API_URL": api.base,
+        "GITHUB_SHA": "0123456789abcdef",
+        "NO_PROXY": "127.0.0.1",
+        "no_proxy": "127.0.0.1",
+        "FAKE_SILO_CONTROL": str(control),
+        "FAKE_SILO_PIDS": str(control.with_name("pids")),
+    }
+
+
+def test_action_runs_the_stats_gate_and_keeps_one_comment_per_project(
+    installed: Installed, tmp_path: Path, control: Path
+) -> None:
+    workspace = _stats_workspace(tmp_path, control)
+    api = FakeGitHub()
+    with serving(api):
+        env = _pull_request(tmp_path, api, control)
+        runs = [
+            run_action(
+                ACTION,
+                action_path=installed.action_path,
+                workspace=workspace,
+                runner_temp=tmp_path / f"runner-temp-{n}",
+                inputs={
+                    "command": "check --run",
+                    "project": "project",
+                    "repeat": "10",
+                    "suite-gate": "fail",
+                    "report-format": "junit",
+                    "github-token": "job-token",
+                },
+                skip={"install": {"bin": str(installed.bin)}},
+                env=env,
+            )
+            for n in range(2)  # a second push updates the same comment
+        ]
+    for done in runs:
+        assert done.code == 1, done.log
+        assert "pull-request comment" in done.stdout
+    assert "pull-request comment created" in runs[0].stdout
+    assert "pull-request comment updated" in runs[1].stdout
+    report = json.loads(Path(runs[1].outputs["run"]["report"]).read_text())
+    assert (
+        report["repeat"]["count"] == 10
+        and report["stats"]["suite"]["verdict"] == "suite-regression"
+    )
+    junit = Path(runs[1].outputs["run"]["report-file"])
+    assert junit.suffix == ".xml" and "<testsuite" in junit.read_text()
+    (comment,) = api.comments
+    body = comment["body"]
+    assert body.startswith("<!-- silo-regress:project -->\n## silo-regress `project`: ❌ failed")
+    assert body.index("suite-regression") < body.index("### Regressions (1)")
+    assert "TASK-001 regression: passed 9/10 -> 1/10" in body
+    assert {auth for _, _, auth in api.requests} == {"Bearer job-token"}
+    assert "job-token" not in runs[1].log  # the token is never printed
+    assert runs[1].summary.startswith("## silo-regress check: ❌ failed\n\n**Failed: suite-")
+
+
+def test_action_on_a_fork_pull_request_puts_the_comment_in_the_summary(
+    installed: Installed, tmp_path: Path, control: Path
+) -> None:
+    # No repeat input: the project's `repeat` key decides how many rollouts.
+    workspace = _stats_workspace(tmp_path, control, config="repeat = 10\n")
+    api = FakeGitHub(read_only=True)  # a fork's token: every write is 403
+    with serving(api):
+        done = run_action(
+            ACTION,
+            action_path=installed.action_path,
+            workspace=workspace,
+            runner_temp=tmp_path / "runner-temp",
+            inputs={"command": "check --run", "project": "project"},
+            skip={"install": {"bin": str(installed.bin)}},
+            env=_pull_request(tmp_path, api, control),
+        )
+    assert done.code == 1, done.log  # the verdict, not a permission failure
+    assert done.outputs["run"]["exit-code"] == "1"
+    report = json.loads(Path(done.outputs["run"]["report"]).read_text())
+    assert report["repeat"]["count"] == 10  # from the config, the input being empty
+    assert "HTTP 403" in done.stdout and "::warning" not in done.stdout
+    assert api.comments == []
+    assert "> silo-regress did not comment on the pull request: the token may not" in (done.summary)
+    assert "<!-- silo-regress:project -->" in done.summary

@@ -519,7 +519,7 @@ def test_readme_log_example(tmp_path: Path) -> None:
 
 
 def test_the_hook_a_staged_check_runs_in_is_read_from_the_environment() -> None:
-    from silo_regress.cli.checking import running_hook
+    from silo_regress.commands.checking import running_hook
     from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 
     assert running_hook({"PRE_COMMIT": "1"}) is Hook.FRAMEWORK

@@ -39,7 +39,8 @@ def test_init_sets_a_project_up_and_twice_changes_nothing(tmp_path: Path) -> Non
         'runs-dir = ".silo/runs"\nbaselines-dir = "baselines"\n'
     )
     assert (project.baselines / ".gitattributes").read_text().splitlines()[-1] == "* -text diff"
-    assert (project.root / ".gitignore").read_text() == ".silo/\n"
+    # .venv/ too: every hook init prints looks for silo-regress in .venv/bin.
+    assert (project.root / ".gitignore").read_text() == ".silo/\n.venv/\n"
     check = git(project.root, "check-attr", "text", "diff", "--", "baselines/TASK-1.result.json")
     assert check.stdout.splitlines() == [
         "baselines/TASK-1.result.json: text: unset",
@@ -67,7 +68,7 @@ def test_init_keeps_what_is_there(tmp_path: Path) -> None:
         b'[project]\r\nname = "agent"\r\n\r\n[tool.silo-regress]\r\nruns-dir = ".silo/runs"'
         b'\r\nbaselines-dir = "baselines"\r\n'
     )
-    assert (project.root / ".gitignore").read_text() == "node_modules\n.silo/\n"
+    assert (project.root / ".gitignore").read_text() == "node_modules\n.silo/\n.venv/\n"
     assert (project.baselines / ".gitattributes").read_text().startswith("*.md text\n# silo")
     before = snapshot(project.root)
     assert project.cli("init").exit_code == 0

@@ -31,7 +31,7 @@ def _monorepo(tmp_path: Path) -> tuple[Path, SiloProject, list[str]]:
     (project_dir / "package.json").write_text('{"name": "crm"}\n')
     (top / "README.md").write_text("other projects live here too\n")
     project = SiloProject(root=project_dir, runs_dir=project_dir / ".silo" / "runs")
-    result = project.cli("init")
+    result = project.cli("init", "--hook", "all")
     assert result.exit_code == 0, result.output
     project.add_run("TASK-001")
     assert project.cli("record", "--all").exit_code == 0
@@ -221,7 +221,7 @@ def test_snippets_for_a_project_path_with_spaces_and_shell_characters(tmp_path: 
     git_init(top)
     (project_dir / "package.json").write_text('{"name": "crm"}\n')
     project = SiloProject(root=project_dir, runs_dir=project_dir / ".silo" / "runs")
-    result = project.cli("init")
+    result = project.cli("init", "--hook", "all")
     assert result.exit_code == 0, result.output
     local, remote, husky, lefthook, workflow = printed_blocks(result.stdout)
     hooks = yaml.safe_load(local)["repos"][0]["hooks"]

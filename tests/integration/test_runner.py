@@ -410,8 +410,11 @@ def test_agent_and_timeout_wherever_rollouts_start(tmp_path: Path, control: Path
     started = time.monotonic()
     result = project.cli("check", "--run", "--timeout", "0.5")
     assert time.monotonic() - started < 10
-    assert result.exit_code == 3, result.output
-    assert "crm-west/TASK-001: timed out after 0.5 s" in result.stderr
+    # It began (its run directory is there, unfinished): the agent's failure, judged as
+    # an incomplete run, not an infrastructure error.
+    assert result.exit_code == 1, result.output
+    assert "timed out, process group killed" in result.stderr
+    assert "incomplete-run  TASK-001" in result.stdout
 
 
 def test_record_run_id_and_its_deprecated_spelling(tmp_path: Path) -> None:
@@ -461,7 +464,8 @@ def test_check_run_stops_at_a_configuration_error_instead_of_checking_old_runs(
     result = project.cli("check", "--run")
     assert result.exit_code == 3, result.output
     assert 'Error: Unknown task "TASK-001"' in result.stderr
-    assert "1 of 1 rollouts did not leave a run to check (see above)" in result.stderr
+    assert "1 of 1 rollouts left no run to check even after 1 retry" in result.stderr
+    assert "infra-error: crm-west/TASK-001" in result.stderr
     assert "so nothing was compared" in result.stderr
     assert result.stdout == ""
 
@@ -507,10 +511,12 @@ def test_timeout_kills_the_process_group_and_keeps_going(tmp_path: Path, control
     started = time.monotonic()
     result = project.cli("run", "-j", "2", "TASK-001", "TASK-002")
     assert time.monotonic() - started < 10
-    assert result.exit_code == 3, result.output
+    # It began and left its directory unfinished: a failed rollout (exit 1), not an
+    # infrastructure error to retry.
+    assert result.exit_code == 1, result.output
     assert (
-        "silo-regress: error: crm-west/TASK-001: timed out after 1 s; its process group was killed"
-        in result.stderr
+        "crm-west/TASK-001: timed out after 1 s; its process group was killed; it left "
+        in result.stdout
     )
     assert [r["taskId"] for r in new_runs(project) if "taskId" in r] == ["TASK-002"]
     pids = fake_pids(control)

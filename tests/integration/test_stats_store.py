@@ -84,7 +84,7 @@ def test_status_marks_an_exact_task_recorded_from_rollouts_that_differ(
     assert "varies" in row
 
 
-def test_a_rollout_that_crashed_mid_round_is_named_and_left_out(
+def test_a_rollout_that_crashed_mid_round_is_named_and_counted_as_failed(
     tmp_path: Path, control: Path
 ) -> None:
     from support.runnerkit import behave
@@ -96,8 +96,12 @@ def test_a_rollout_that_crashed_mid_round_is_named_and_left_out(
     restart_count(control)
     done = check(project, "--repeat", "4", "--format", "json")
     assert "1 of 4 rollouts left no complete result.json" in done.stderr, done.output
+    assert "each counts as a failed rollout" in done.stderr
     task = json.loads(done.stdout)["stats"]["tasks"][0]
-    assert task["rollouts_used"] == 3 and task["candidate"]["passed"] == 3
+    # Silo's exit status counts a crash as a failure; leaving it out would let 5 crashes
+    # in 5 pass any gate (issue 31).
+    assert task["rollouts_used"] == 4 and task["candidate"]["passed"] == 3
+    assert len(task["without_result"]) == 1
 
 
 def test_merge_judges_every_shards_stats_tasks_as_one_suite(tmp_path: Path, control: Path) -> None:

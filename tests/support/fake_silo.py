@@ -30,13 +30,27 @@ behaviour: ``mode``, ``sleep`` (seconds before the JSON files are written),
 - ``hang``: the run directory and trace, then it sleeps for ever, with a child
   process that sleeps too (both must die with the process group).
 - ``enospc``: run.json and a truncated result.json, then ENOSPC on stderr; exit 1.
+- ``truncate``: run.json and a truncated result.json, as a process killed mid-write
+  leaves them; exit 1 with nothing on stderr.
 - ``config-error``: an error on stderr and exit 1 before any directory exists.
 - ``vary``: like ``ok``, but rollout *k* of the task (counted across processes)
   reports ``outputs[k % len]`` as agentOutput and ``passed[k % len]`` for its
   third check, and with ``modes`` (a list of the modes above, e.g. ``["ok",
   "crash"]``) behaves as ``modes[k % len]``.
 
+- ``seeded``: like ``ok``/``fail``, decided by the rollout's identity that silo-regress
+  passes in ``SILO_REGRESS_ROLLOUT`` (``ENV/TASK#k``): it passes when a SHA-256 of
+  ``seed`` and that identity, read as a fraction, is below ``rate`` (default 0.8), so
+  the same rollout passes or fails the same way on every machine and in every order.
+  With ``start_failure`` (a fraction), that share of rollouts fails to start on its
+  first attempt in this directory (exit 1, no run directory, as an unreachable model
+  gateway would), and starts on the next.
+
 With ``FAKE_SILO_PIDS`` set, every process it starts appends its pid to that file.
+
+A hostile agent: with ``rewrite_earlier`` set in a behaviour, each rollout first rewrites
+the ``result.json`` of every finished run of its task to ``"passed": true`` (an agent
+that edits finished run directories while later rollouts run).
 """
 
 from __future__ import annotations
@@ -163,9 +177,42 @@ STATE_DIFF = {
 }
 
 
+def fraction(*parts: Any) -> float:
+    """A number in [0, 1) fixed by ``parts``: the same on every machine."""
+    import hashlib
+
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def seeded_mode(how: dict[str, Any]) -> str:
+    """``ok`` or ``fail`` for this rollout, from its identity; exits as an unstarted
+    rollout on the first attempt of the chosen share of rollouts."""
+    identity = os.environ.get("SILO_REGRESS_ROLLOUT", "")
+    if not identity:
+        fail("seeded mode needs SILO_REGRESS_ROLLOUT (set by silo-regress for each rollout)")
+    seed = how.get("seed", 0)
+    if fraction(seed, "start", identity) < float(how.get("start_failure", 0)):
+        marker = Path(".silo") / ".fake-attempts" / identity.replace("/", "__")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(marker, "x", encoding="utf-8"):
+                pass
+        except FileExistsError:
+            return _passes(how, identity)
+        fail("could not reach the model gateway (ECONNRESET)")
+    return _passes(how, identity)
+
+
+def _passes(how: dict[str, Any], identity: str) -> str:
+    return "ok" if fraction(how.get("seed", 0), identity) < float(how.get("rate", 0.8)) else "fail"
+
+
 def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
     """One rollout; True when it passed."""
     mode = how.get("mode", "ok")
+    if mode == "seeded":
+        mode = seeded_mode(how)
     varying = mode == "vary"
     count = next_count(env, task) if varying else 0
     if varying:
@@ -216,6 +263,11 @@ def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
         passed = how.get("passed", [True])
         output, third = outputs[count % len(outputs)], passed[count % len(passed)]
     result = result_for(third, output, required_ok=mode != "fail")
+    if how.get("rewrite_earlier"):
+        forge_earlier(run_dir, env, task)
+    if mode == "truncate":
+        (run_dir / "result.json").write_bytes(silo_json(result)[:40])
+        sys.exit(1)
     if mode == "enospc":
         (run_dir / "result.json").write_bytes(silo_json(result)[:40])
         sys.stderr.write("Error: ENOSPC: no space left on device, write\n")
@@ -223,6 +275,22 @@ def rollout(env: str, task: str, how: dict[str, Any]) -> bool:
     (run_dir / "result.json").write_bytes(silo_json(result))
     (run_dir / "state-diff.json").write_bytes(silo_json(STATE_DIFF))
     return bool(result["passed"])
+
+
+def forge_earlier(own: Path, env: str, task: str) -> None:
+    """Rewrite every other finished run of this task to say it passed."""
+    for other in own.parent.iterdir():
+        result = other / "result.json"
+        if other == own or not result.is_file():
+            continue
+        try:
+            meta = json.loads((other / "run.json").read_bytes())
+            value = json.loads(result.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if (meta.get("environment"), meta.get("taskId")) == (env, task) and not value["passed"]:
+            value["passed"] = True
+            result.write_bytes(silo_json(value))
 
 
 def main() -> None:

@@ -45,9 +45,9 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("canonical", "volatile"),
         ("jsondiff",),
     ],
-    "silo_regress.vcs": [("worktreeblobs",), ("gitio",)],
+    "silo_regress.vcs": [("worktreeblobs",), ("gitio",), ("worktrees",)],
     "silo_regress.stats": [
-        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally"),
+        ("exact", "intervals", "passk", "multiplicity", "sequential", "tally", "changepoint"),
         ("verdicts",),
     ],
     "silo_regress.project": [
@@ -70,7 +70,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("result", "state", "toolevents"),
     ],
     "silo_regress.judging": [
-        ("targets", "sharding", "direction", "remedies"),
+        ("targets", "sharding", "direction", "remedies", "units"),
         ("outcome",),
         ("context",),  # one target's run, settings and paths, for the lane and the comparison
         ("comparison",),  # one baseline against one artifact: the hot path
@@ -85,9 +85,9 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.reports": [
         ("statsmerge",),  # the stats gate's results read back and judged again
-        ("schema",),
-        ("overview", "merger", "reconstruction"),
-        ("history",),
+        ("schema", "unitreport"),
+        ("overview", "merger", "reconstruction", "unitmerge"),
+        ("history", "bisection"),
     ],
     "silo_regress.render": [
         ("wording", "hunks", "advice", "chart", "statslines", "statsjson"),
@@ -95,8 +95,8 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("summary", "tallies"),
         ("text", "machine"),
         ("markdown", "junit", "recording"),
-        ("github", "html"),
-        ("history",),
+        ("github", "html", "prcomment"),
+        ("history", "bisection"),
     ],
     "silo_regress.runner": [
         ("plan", "process", "attribution"),
@@ -104,14 +104,18 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("batch",),
         ("stability",),
     ],
-    "silo_regress.commands": [],
+    "silo_regress.commands": [
+        ("sources", "rollouts", "pullcomment"),
+        ("rounds", "unitwork"),
+        ("checking", "bisecting"),
+    ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
         ("output",),
         ("options", "app"),
-        ("gitcmds", "runner"),
+        ("gitcmds", "runner", "unitcheck"),  # unitcheck: check --run --unit I/N's worker
         ("checking",),
-        ("quick", "core", "reports", "review", "discard", "prune"),
+        ("quick", "core", "reports", "review", "discard", "prune", "bisect", "comment"),
     ],
 }
 # Third-party modules and the only places that may import them.

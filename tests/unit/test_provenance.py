@@ -315,3 +315,46 @@ def test_outside_git_the_commit_is_unknown(tmp_path: Path) -> None:
     (root / ".git").mkdir()  # not a repository git accepts
     batch = start_batch(load_config(root))
     assert (batch.commit, batch.dirty) == (None, None)
+
+
+def test_a_record_names_its_rollout_and_resource_class_and_old_records_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _project(tmp_path / "p")
+    run_dir = root / "run"
+    run_dir.mkdir()
+    monkeypatch.setenv(provenance.RESOURCE_CLASS_VARIABLE, "c6i.2xlarge")
+    config = load_config(root)
+    record = start_batch(config).record_for(
+        environment="crm-west",
+        task_id="TASK-002",
+        agent=config.agent,
+        silo_command=("npx", "silo"),
+        rollout="crm-west/TASK-002#3",
+    )
+    write_provenance(run_dir, record)
+    back = read_provenance(run_dir)
+    assert back is not None and back.rollout == "crm-west/TASK-002#3"
+    assert back.resource is not None and back.resource.name == "c6i.2xlarge"
+    assert back.resource.cpus >= 1
+    # A record of 0.3 has neither key: read as before, with neither known.
+    document = json.loads((run_dir / PROVENANCE_FILE).read_text())
+    del document["rollout"], document["resourceClass"]
+    (run_dir / PROVENANCE_FILE).write_text(json.dumps(document))
+    old = read_provenance(run_dir)
+    assert old is not None and old.rollout is None and old.resource is None
+    assert old.fingerprint == record.fingerprint
+    # A forged class is a malformed record, not a trusted one.
+    document["resourceClass"] = {"name": "x", "cpus": 0}
+    (run_dir / PROVENANCE_FILE).write_text(json.dumps(document))
+    reading = inspect_provenance(run_dir)
+    assert reading.record is None and reading.problem is not None
+    assert "resourceClass.cpus" in reading.problem
+
+
+def test_a_bad_resource_class_name_is_a_config_error() -> None:
+    from silo_regress.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="SILO_REGRESS_RESOURCE_CLASS='a b'"):
+        provenance.current_resource_class({provenance.RESOURCE_CLASS_VARIABLE: "a b"})
+    assert provenance.current_resource_class({}).name is None
