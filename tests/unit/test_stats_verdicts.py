@@ -426,7 +426,7 @@ def test_a_baseline_of_exactly_the_minimum_rollouts_is_judged_and_in_the_suite()
 
 def test_the_movers_are_the_tasks_that_fell_most_first() -> None:
     evidence = [
-        Evidence("SMALL", _t(8, 10), _t(7, 10)),
+        Evidence("SMALL", _t(3, 10), _t(2, 10)),  # by sum of rates it would come first
         Evidence("BIG", _t(10, 10), _t(2, 10)),
         Evidence("MID", _t(9, 10), _t(5, 10)),
         Evidence("ROSE", _t(2, 10), _t(9, 10)),
