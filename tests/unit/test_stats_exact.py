@@ -1,12 +1,19 @@
-"""The exact tests of the stats gate against scipy/statsmodels (test-only oracles) and
-against brute-force enumeration: agreement to 1e-12."""
+"""The exact tests of the stats gate against brute-force enumeration (always run) and
+against scipy/statsmodels (test-only oracles): agreement to 1e-12.
+
+The oracles are a test extra, so CI has them: a test that needs one skips without it
+only outside CI (no ``CI`` variable); in CI a missing oracle fails the test. The
+brute-force oracles never depend on them."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
+import os
 import random
 from fractions import Fraction
+from types import ModuleType
 
 import pytest
 
@@ -23,12 +30,21 @@ from silo_regress.stats.intervals import wilson
 from silo_regress.stats.multiplicity import holm_adjust
 from silo_regress.stats.passk import pass_hat_k, suite_curve, suite_pass_hat_k
 
-scipy_stats = pytest.importorskip("scipy.stats")
-
 TOLERANCE = 1e-12
 
 
+def _oracle(name: str) -> ModuleType:
+    """A test-only oracle module: a skip outside CI when it is missing, a failure in CI."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is in the [test] extra and CI installs it: {exc}")
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]')")
+
+
 def _fisher(table: Table, alternative: str) -> float:
+    scipy_stats = _oracle("scipy.stats")
     # scipy's table: rows candidate then baseline, columns passes then fails; "less"
     # is P(candidate's passes <= observed) given the margins.
     rows = [
@@ -48,17 +64,50 @@ def _tables(most: int) -> list[Table]:
     ]
 
 
+def _brute_fisher(table: Table) -> tuple[Fraction, Fraction]:
+    """Fisher's p both ways from its definition: of every way to place the t passes among
+    the n1 + n2 rollouts, the share giving the candidate at most (at least) c of them."""
+    n1, n2, t = table.base_rollouts, table.cand_rollouts, table.total_passed
+    at_most = at_least = total = 0
+    for placed in itertools.combinations(range(n1 + n2), t):
+        cand = sum(1 for i in placed if i >= n1)
+        total += 1
+        at_most += cand <= table.cand_passed
+        at_least += cand >= table.cand_passed
+    return Fraction(at_most, total), Fraction(at_least, total)
+
+
+def test_fisher_agrees_with_brute_force_on_every_table_up_to_6_a_side() -> None:
+    for table in _tables(6):
+        lower, upper = _brute_fisher(table)
+        assert abs(decline_p(table) - float(lower)) <= TOLERANCE, table
+        assert abs(increase_p(table) - float(upper)) <= TOLERANCE, table
+
+
 def test_fisher_agrees_with_scipy_on_every_table_up_to_20_a_side() -> None:
-    worst = 0.0
-    for table in _tables(20):
-        worst = max(worst, abs(decline_p(table) - _fisher(table, "less")))
-        worst = max(worst, abs(increase_p(table) - _fisher(table, "greater")))
-    assert worst <= TOLERANCE
+    """Every table by scipy's hypergeometric tails (vectorised), and a seeded sample of
+    them by scipy's fisher_exact itself."""
+    scipy_stats = _oracle("scipy.stats")
+    np = _oracle("numpy")
+    tables = _tables(20)
+    n1 = np.array([t.base_rollouts for t in tables])
+    n2 = np.array([t.cand_rollouts for t in tables])
+    c = np.array([t.cand_passed for t in tables])
+    total = np.array([t.total_passed for t in tables])
+    less = scipy_stats.hypergeom.cdf(c, n1 + n2, total, n2)
+    greater = scipy_stats.hypergeom.sf(c - 1, n1 + n2, total, n2)
+    ours_less = np.array([decline_p(t) for t in tables])
+    ours_greater = np.array([increase_p(t) for t in tables])
+    assert float(np.max(np.abs(ours_less - less))) <= TOLERANCE
+    assert float(np.max(np.abs(ours_greater - greater))) <= TOLERANCE
+    for table in random.Random(20).sample(tables, 600):
+        assert decline_p(table) == pytest.approx(_fisher(table, "less"), abs=TOLERANCE)
+        assert increase_p(table) == pytest.approx(_fisher(table, "greater"), abs=TOLERANCE)
 
 
 def test_fisher_agrees_with_scipy_on_tables_up_to_60_a_side() -> None:
     rng = random.Random(22)
-    for _ in range(3000):
+    for _ in range(1000):
         n1, n2 = rng.randint(1, 60), rng.randint(1, 60)
         table = Table(rng.randint(0, n1), n1, rng.randint(0, n2), n2)
         assert decline_p(table) == pytest.approx(_fisher(table, "less"), abs=TOLERANCE)
@@ -132,7 +181,8 @@ def test_stratified_test_where_nothing_can_move_is_one() -> None:
 
 def test_stratified_test_is_exact_against_scipy_with_two_tasks() -> None:
     """Two tasks by scipy's hypergeometric pmfs, convolved in numpy: an independent route."""
-    np = pytest.importorskip("numpy")
+    scipy_stats = _oracle("scipy.stats")
+    np = _oracle("numpy")
     rng = random.Random(5)
     for _ in range(200):
         tables = []
@@ -155,7 +205,18 @@ def test_stratified_test_is_exact_against_scipy_with_two_tasks() -> None:
         )
 
 
+def test_sign_test_agrees_with_brute_force() -> None:
+    """P(at least `down` of n fair signs point down), by counting all 2^n sign vectors."""
+    for n in range(0, 13):
+        for down in range(n + 1):
+            hits = sum(1 for signs in itertools.product((0, 1), repeat=n) if sum(signs) >= down)
+            assert sign_test_p(down, n - down) == pytest.approx(hits / 2**n, abs=TOLERANCE)
+    with pytest.raises(ValueError):
+        sign_test_p(-1, 2)
+
+
 def test_sign_test_agrees_with_scipy_binomtest() -> None:
+    scipy_stats = _oracle("scipy.stats")
     for n in range(0, 61):
         for down in range(n + 1):
             expected = (
@@ -165,7 +226,7 @@ def test_sign_test_agrees_with_scipy_binomtest() -> None:
 
 
 def test_wilson_agrees_with_statsmodels() -> None:
-    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    proportion = _oracle("statsmodels.stats.proportion")
     for n in range(1, 101):
         for x in range(n + 1):
             low, high = proportion.proportion_confint(x, n, alpha=0.05, method="wilson")
@@ -175,8 +236,36 @@ def test_wilson_agrees_with_statsmodels() -> None:
     assert wilson(0, 0).low == 0.0 and wilson(0, 0).high == 1.0
 
 
+def _holm_by_closed_testing(p_values: list[float]) -> list[float]:
+    """Holm's adjusted p as the closed test of Bonferroni tests defines it: the largest,
+    over every subset S holding i, of min(1, |S| x the smallest p in S)."""
+    m = len(p_values)
+    adjusted = []
+    for i in range(m):
+        others = [j for j in range(m) if j != i]
+        worst = 0.0
+        for size in range(m):
+            for chosen in itertools.combinations(others, size):
+                subset = [i, *chosen]
+                worst = max(worst, min(1.0, len(subset) * min(p_values[j] for j in subset)))
+        adjusted.append(worst)
+    return adjusted
+
+
+def test_holm_agrees_with_the_closed_test_it_shortcuts() -> None:
+    rng = random.Random(4)
+    for size in range(1, 9):
+        for _ in range(20):
+            values = [rng.random() ** 3 for _ in range(size)]
+            values[rng.randrange(size)] = values[0]  # ties
+            expected = _holm_by_closed_testing(values)
+            assert holm_adjust(values) == pytest.approx(expected, abs=TOLERANCE), values
+    assert holm_adjust([]) == ()
+    assert holm_adjust([0.01, 0.04, 0.03]) == pytest.approx((0.03, 0.06, 0.06))
+
+
 def test_holm_agrees_with_statsmodels() -> None:
-    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    multitest = _oracle("statsmodels.stats.multitest")
     rng = random.Random(3)
     for size in range(1, 30):
         values = [rng.random() ** 3 for _ in range(size)]

@@ -225,7 +225,11 @@ def test_one_task_false_alarms_and_power_0_9_to_0_6_at_m_20_are_what_theory_says
 
 
 def test_the_whole_check_false_alarm_rate_is_at_most_alpha() -> None:
-    """Issue 28's population at no change, M = 8: suite and tasks together."""
+    """Issue 28's population at no change, M = 8: suite and tasks together. Every false
+    alarm goes through the suite step (the closed test: no task fails unless the suite
+    rejects), so the whole check's rate is the suite step's, which
+    tests/unit/test_stats_error_rates.py checks exactly, branch by branch, over a grid:
+    600 runs here only bound it loosely (0.05 + 3 SE = 0.077)."""
     rng = random.Random(28)
     rates = [0.0] * 15 + [1.0] * 10 + [0.25] * 9 + [0.5] * 8 + [0.75] * 8
     runs = 600
@@ -235,7 +239,11 @@ def test_the_whole_check_false_alarm_rate_is_at_most_alpha() -> None:
             Evidence(f"T{i}", _draw(rng, rate, 8), _draw(rng, rate, 8))
             for i, rate in enumerate(rates)
         ]
-        alarms += judge_tasks(evidence, Policy()).failed
+        judged = judge_tasks(evidence, Policy())
+        if any(t.tier is Tier.REGRESSION for t in judged.tasks):
+            assert judged.suite.verdict is SuiteVerdict.REGRESSION
+        assert judged.failed == judged.suite.failed  # no floor, every tally present
+        alarms += judged.failed
     assert alarms / runs <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
 
 
@@ -307,3 +315,132 @@ def test_one_task_that_fell_hard_fails_a_suite_that_rose_elsewhere() -> None:
     assert suite.verdict is SuiteVerdict.REGRESSION
     assert judged.tasks[0].tier is Tier.REGRESSION
     assert all(t.tier is not Tier.REGRESSION for t in judged.tasks[1:])
+
+
+# --- each decision of the gate, at its boundary (bench/mutate.py found these unchecked) ----
+
+
+def test_a_tasks_tier_comes_from_its_holm_adjusted_p_not_its_raw_p() -> None:
+    """One task fell hard (the suite rejects); two fell a little, each raw p = 0.029 <= alpha,
+    Holm-adjusted 2 x 0.029 = 0.057 > alpha: suspect, not regression, and the tier agrees
+    with the adjusted p it prints."""
+    evidence = [
+        Evidence("FELL", _t(10, 10), _t(0, 10)),
+        Evidence("A", _t(6, 10), _t(1, 10)),
+        Evidence("B", _t(9, 10), _t(4, 10)),
+    ]
+    judged = judge_tasks(evidence, Policy())
+    assert judged.suite.verdict is SuiteVerdict.REGRESSION
+    fell, a, b = judged.tasks
+    assert fell.tier is Tier.REGRESSION
+    for task in (a, b):
+        assert task.p_decline is not None and task.p_decline <= 0.05
+        assert task.p_adjusted == pytest.approx(2 * task.p_decline)
+        assert task.p_adjusted is not None and task.p_adjusted > 0.05, task
+        assert task.tier is Tier.SUSPECT, task
+    # with only one of them beside the hard fall, Holm's factor for it is 1: a regression
+    pair = judge_tasks(evidence[:2], Policy()).tasks
+    assert pair[1].p_adjusted == pytest.approx(pair[1].p_decline)
+    assert pair[1].tier is Tier.REGRESSION
+
+
+def _fell_and_rose(m: int) -> list[Evidence]:
+    """One task 10/10 -> 3/10 (Fisher p = 0.00155), m - 1 that rose 3/10 -> 6/10: the
+    stratified test sees no decline (p >= 0.17); only the Bonferroni branch, m x 0.00155."""
+    return [Evidence("FELL", _t(10, 10), _t(3, 10))] + [
+        Evidence(f"R{i}", _t(3, 10), _t(6, 10)) for i in range(m - 1)
+    ]
+
+
+@pytest.mark.parametrize(("m", "declined"), [(2, True), (3, True), (4, False)])
+def test_the_bonferroni_branch_multiplies_the_smallest_p_by_the_number_of_tasks(
+    m: int, declined: bool
+) -> None:
+    suite = judge_tasks(_fell_and_rose(m), Policy()).suite
+    smallest = decline_p(Table(10, 10, 3, 10))
+    assert suite.p_decline is not None and suite.p_decline > 0.05
+    assert suite.p_task == pytest.approx(m * smallest)
+    assert (suite.verdict is SuiteVerdict.REGRESSION) is declined  # m x p <= 0.1 x 0.05
+
+
+def test_the_stratified_branch_rejects_at_0_9_alpha_not_alpha() -> None:
+    """Two tasks 2/4 -> 0/4: stratified p = 0.0459, in (0.9 alpha, alpha]; each task's
+    p = 0.214, so the Bonferroni branch is far off: the suite is stable."""
+    evidence = [Evidence(f"T{i}", _t(2, 4), _t(0, 4)) for i in range(2)]
+    suite = judge_tasks(evidence, Policy()).suite
+    assert suite.p_decline is not None and 0.9 * 0.05 < suite.p_decline <= 0.05
+    assert suite.p_task is not None and suite.p_task > 0.005
+    assert suite.verdict is SuiteVerdict.STABLE
+    # one pass fewer on the first task, and the stratified p falls below 0.9 alpha
+    lower = [Evidence("T0", _t(3, 4), _t(0, 4)), evidence[1]]
+    lowered = judge_tasks(lower, Policy()).suite
+    assert lowered.p_decline is not None and lowered.p_decline <= 0.9 * 0.05
+    assert lowered.verdict is SuiteVerdict.REGRESSION
+
+
+def test_under_sequential_mode_the_suite_test_runs_at_half_alpha() -> None:
+    """--repeat-until-decided spends half of alpha on the tasks' sequential tests: the suite
+    step (both branches) and the fixed-sample task tests run at alpha / 2."""
+    assert Policy(sequential=True).suite_alpha == pytest.approx(0.025)
+    assert Policy(alpha=0.1, sequential=True).suite_alpha == pytest.approx(0.05)
+    assert Policy().suite_alpha == pytest.approx(0.05)
+    # stratified: two tasks 4/8 -> 1/8, p = 0.029: in (0.9 x alpha/2, 0.9 x alpha]
+    stratified = [Evidence(f"T{i}", _t(4, 8), _t(1, 8)) for i in range(2)]
+    fixed = judge_tasks(stratified, Policy()).suite
+    assert fixed.p_decline is not None and 0.9 * 0.025 < fixed.p_decline <= 0.9 * 0.05
+    assert fixed.verdict is SuiteVerdict.REGRESSION
+    sequential = judge_tasks(stratified, Policy(sequential=True)).suite
+    assert sequential.verdict is SuiteVerdict.STABLE
+    # Bonferroni: 2 x 0.00155 = 0.0031, in (0.1 x alpha/2, 0.1 x alpha]
+    assert judge_tasks(_fell_and_rose(2), Policy()).suite.verdict is SuiteVerdict.REGRESSION
+    held = judge_tasks(_fell_and_rose(2), Policy(sequential=True))
+    assert held.suite.verdict is SuiteVerdict.STABLE and not held.failed
+    # a task left to the fixed-sample rule: adjusted p 0.029 is a regression at alpha,
+    # not at alpha / 2 (the gate is opened by a hard fall elsewhere)
+    tasks = [Evidence("FELL", _t(10, 10), _t(0, 10)), Evidence("A", _t(6, 10), _t(1, 10))]
+    assert judge_tasks(tasks, Policy()).tasks[1].tier is Tier.REGRESSION
+    assert judge_tasks(tasks, Policy(sequential=True)).tasks[1].tier is not Tier.REGRESSION
+
+
+def test_the_floor_fails_below_its_value_and_passes_at_it() -> None:
+    """min-pass-hat-k = {k = 3, value = 0.25}: 3 of 4 has pass^3 = 0.25 exactly (at the
+    floor, not below); 2 of 4 has 0; with fewer rollouts than k there is no pass^k."""
+    policy = Policy(floor=Floor(k=3, value=0.25))
+    at = judge_tasks([Evidence("T", _t(4, 4), _t(3, 4))], policy).tasks[0]
+    assert not at.below_floor and not at.failed
+    below = judge_tasks([Evidence("T", _t(4, 4), _t(2, 4))], policy).tasks[0]
+    assert below.below_floor and below.failed and below.tier is not Tier.REGRESSION
+    exactly_k = judge_tasks([Evidence("T", _t(3, 3), _t(2, 3))], policy).tasks[0]
+    assert exactly_k.below_floor  # 3 rollouts are enough for pass^3 (here 0)
+    too_few = judge_tasks([Evidence("T", _t(3, 3), _t(0, 2))], policy).tasks[0]
+    assert not too_few.below_floor
+    # a floor applies without a baseline tally too (the task fails for its missing tally)
+    alone = judge_tasks([Evidence("T", None, _t(2, 4))], policy).tasks[0]
+    assert alone.below_floor
+
+
+def test_a_baseline_of_exactly_the_minimum_rollouts_is_judged_and_in_the_suite() -> None:
+    evidence = [Evidence("T", _t(3, 3), _t(0, 30))]
+    judged = judge_tasks(evidence, Policy())
+    assert judged.tasks[0].tier is Tier.REGRESSION
+    assert judged.suite.tasks == 1 and judged.suite.verdict is SuiteVerdict.REGRESSION
+    small = judge_tasks([Evidence("T", _t(2, 2), _t(0, 30))], Policy())
+    assert small.suite.tasks == 0 and small.tasks[0].tier is Tier.UNRELIABLE_BASELINE
+
+
+def test_the_movers_are_the_tasks_that_fell_most_first() -> None:
+    evidence = [
+        Evidence("SMALL", _t(3, 10), _t(2, 10)),  # by sum of rates it would come first
+        Evidence("BIG", _t(10, 10), _t(2, 10)),
+        Evidence("MID", _t(9, 10), _t(5, 10)),
+        Evidence("ROSE", _t(2, 10), _t(9, 10)),
+    ]
+    movers = judge_tasks(evidence, Policy()).suite.movers
+    assert [m.task for m in movers] == ["BIG", "MID", "SMALL"]
+    assert (movers[0].base_rate, movers[0].cand_rate) == (1.0, 0.2)
+
+
+def test_an_empty_suite_has_empty_curves() -> None:
+    suite = judge_tasks([], Policy()).suite
+    assert suite.baseline_curve == () and suite.candidate_curve == ()
+    assert suite.base_rate is None and suite.cand_rate is None
