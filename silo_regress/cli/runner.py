@@ -112,6 +112,12 @@ class ConsoleWatcher:
     def rollouts(self, total: int, width: int) -> AbstractContextManager[Callable[[Event], None]]:
         return _progress(self.g, total, width)
 
+    def note(self, message: str) -> None:
+        from silo_regress.canon.visible import one_line
+
+        sys.stderr.write(f"silo-regress: {one_line(message)}\n")
+        sys.stderr.flush()
+
     def warn(self, message: str) -> None:
         warn(message)
 

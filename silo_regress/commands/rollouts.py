@@ -58,6 +58,10 @@ class Watcher(Protocol):
         """A context for ``total`` rollouts, ``width`` at a time, giving the event callback."""
         ...
 
+    def note(self, message: str) -> None:
+        """What a round decided, and why the rest goes on: information, not a warning."""
+        ...
+
     def warn(self, message: str) -> None: ...
 
     def error(self, message: str) -> None: ...
@@ -67,6 +71,7 @@ class QuietWatcher:
     """A watcher that shows nothing and keeps what it was told (tests, library use)."""
 
     def __init__(self) -> None:
+        self.notes: list[str] = []
         self.warnings: list[str] = []
         self.errors: list[str] = []
 
@@ -76,6 +81,9 @@ class QuietWatcher:
 
     def rollouts(self, total: int, width: int) -> AbstractContextManager[Callable[[Event], None]]:
         return self._events()
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

@@ -93,7 +93,7 @@ def run_until_decided(
     }
     first = [t.ref for t in targets if not t.refused and str(t.ref) not in skipped]
     if skipped:
-        watcher.warn(describe_look(decision, skipped=len(skipped)))
+        watcher.note(describe_look(decision, skipped=len(skipped)))
     if first:
         made = run_before_check(
             config, source, first, flags=flags, watcher=watcher, repeat=looks[0]
@@ -111,7 +111,7 @@ def run_until_decided(
                 runs.setdefault(key, []).append(run)
         evidence = _evidence(config, source, gated, runs, made.results)
         decision = decide_look(evidence, policy, look=look)
-        watcher.warn(describe_look(decision))
+        watcher.note(describe_look(decision))
         if decision.done or look >= len(looks):
             return made, decision
         by_size: dict[int, list[TaskRef]] = {}

@@ -33,7 +33,7 @@ def test_a_configured_sequential_check_stops_a_stable_task_early_and_passes(
     made = len(runs(project)) - before
     assert made in (2, 4, 6)  # futility stopped it before the cap of 8
     assert "suite stable" in done.stderr and "futility level" in done.stderr
-    assert done.stderr.count("warning: look ") == made // 2  # one line a look
+    assert done.stderr.count("silo-regress: look ") == made // 2  # one line a look
     (task,) = json.loads(done.stdout)["stats"]["tasks"]
     assert task["tier"] in ("stable", "improvement") and task["rollouts_used"] == made
 

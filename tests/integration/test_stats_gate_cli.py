@@ -221,7 +221,7 @@ def test_repeat_until_decided_runs_no_more_rollouts_for_a_stable_task_than_the_c
     # The group-sequential check always decides by its last look (the cap): one line a look.
     assert done.exit_code == 0, done.output
     assert "look 1 (4 rollouts a task)" in done.stderr
-    assert done.stderr.count("silo-regress: warning: look ") == made // 4
+    assert done.stderr.count("silo-regress: look ") == made // 4
 
 
 def test_repeat_until_decided_refuses_k_below_m_and_a_missing_cap(
