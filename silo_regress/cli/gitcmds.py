@@ -196,8 +196,8 @@ def init(
         others = "|".join(h.value for h in InitHook if h not in (chosen, InitHook.ALL))
         text += f"\nAnother hook instead: `silo-regress init --hook {others}`.\n"
     out(
-        "\nMerge baselines by JSON key (once per clone: a committed .gitattributes cannot "
-        f"register a merge driver):\n\n    {scaffold.DRIVER_CONFIG}\n"
+        "\nMerge baselines by JSON key: run once per clone (a committed .gitattributes "
+        f"cannot register a merge driver): {scaffold.DRIVER_CONFIG}\n"
         + text
         + f"\nCheck every push and pull request: {scaffold.WORKFLOW_PATH}"
         + (" (written above)" if write else " (`silo-regress init --write` writes it)")

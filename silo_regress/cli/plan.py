@@ -8,6 +8,7 @@ import typer
 
 from silo_regress.cli.app import app
 from silo_regress.cli.common import globals_of, handled, out
+from silo_regress.cli.rolloutoptions import at_least
 
 
 @app.command()
@@ -31,7 +32,7 @@ def plan(
         typer.Option(
             "--repeat",
             "-n",
-            min=1,
+            callback=at_least(1),
             help="The M to judge (default: the repeat key, else 8).",
             show_default=False,
         ),

@@ -258,7 +258,9 @@ def test_init_ignores_the_project_venv_and_names_no_ref_that_does_not_exist(
     assert "updated    .gitignore: .venv/ ignored" in result.stdout
     assert (project.root / ".gitignore").read_text() == ".silo/\n.venv/\n"
     assert git(project.root, "check-ignore", "-q", ".venv/bin", check=False).returncode == 0
-    assert project.cli("init").stdout.count("unchanged") == 4
+    assert (
+        project.cli("init").stdout.count("unchanged") == 5
+    )  # config, .gitattributes, the merge driver, .gitignore, workflow
     remote = yaml.safe_load(printed_blocks(result.stdout)[1])["repos"][0]
     # No tag is published: a placeholder a user must fill in, never a ref like v0.4.0.
     assert (remote["repo"], remote["rev"]) == (scaffold.SOURCE_URL, "REF")
