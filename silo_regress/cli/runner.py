@@ -31,16 +31,12 @@ from silo_regress.cli.rolloutoptions import (
     TimeoutOption,
     at_least,
 )
-from silo_regress.errors import ExitCode, InputError
+from silo_regress.errors import ExitCode
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from silo_regress.project.config import Config
     from silo_regress.project.taskref import TaskRef
-    from silo_regress.recording.recorder import Recording
-    from silo_regress.runner import Batch, Event, Exited, Stability, Task
-    from silo_regress.store.baselines import BaselineStore
+    from silo_regress.runner import Batch, Event, Exited, Task
 
 # --- the command --------------------------------------------------------------
 
@@ -88,7 +84,12 @@ def run_command(
     batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
     if repeat > 1:
         stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-        out(_stability(config, stabilities, color=g.use_color()), colour=g.use_color())
+        from silo_regress.commands.recording import count_stats_tasks
+        from silo_regress.render.stability import render_stability
+
+        tallies = dict(count_stats_tasks(config, stabilities))
+        shown = render_stability(stabilities, config=config, color=g.use_color(), tallies=tallies)
+        out(shown, colour=g.use_color())
         unsettled = any(not s.stable for s in stabilities)
     else:
         out(render_batch(batch))
@@ -139,145 +140,49 @@ def record_repeated(
     variants: bool = False,
     flags: RolloutFlags,
 ) -> int:
-    """``record --repeat N``: run each task N times, record it only if the runs agree.
-
-    With ``variants`` every distinct result is recorded as an accepted variant.
-    """
-    from silo_regress import runner
-    from silo_regress.recording import recorder
+    """``record --repeat N``: the use case (commands/recording.py), printed; the exit code."""
+    from silo_regress.commands.recording import RecordEnd
+    from silo_regress.commands.recording import record_repeated as record
     from silo_regress.render.recording import render_record
-    from silo_regress.runs.cache import index_runs
-
-    index = index_runs(config.runs_dir)
-    store = working_tree(config)
-    tasks = runner.plan_tasks(config, index, store, refs, include_run_tasks=all_tasks)
-    batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
-    if _report_problems(g, batch):
-        error("nothing was recorded")
-        return int(ExitCode.BAD_INPUT)
-    stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-    out(_stability(config, stabilities, color=g.use_color()), colour=g.use_color())
-    if variants:
-        return _record_variants(g, config, store, stabilities)
-    # A task judged statistically is recorded however its rollouts differ: its bytes
-    # do not gate it, its tally does.
-    unstable = [s for s in stabilities if not s.stable and not _gated(config, s)]
-    if unstable and not force:
-        names = ", ".join(s.task.label for s in unstable)
-        error(
-            f"refusing to record {names}: the {repeat} rollouts disagree, so a byte baseline "
-            "would fail at random; make the task deterministic, ignore the varying paths "
-            f'({config.location.key("ignore")}), judge it by pass rate (gate = "stats", '
-            "shown above), or record anyway with --force. Nothing was recorded"
-        )
-        return int(ExitCode.CHECK_FAILED)
-    choices = []
-    for stability in stabilities:
-        if not stability.runs:
-            raise InputError(
-                f"{config.relative(config.runs_dir)}: no rollout of {stability.task.label} left "
-                "a complete run to record"
-            )
-        if not stability.stable and not _gated(config, stability):
-            warn(f"{stability.task.label}: recording the newest of runs that disagree (--force)")
-        choices.append(recorder.Choice(ref=stability.task.ref, run=stability.runs[-1]))
-    tallies: list[tuple[Path, bytes]] = []
-
-    def with_tallies(recordings: Sequence[recorder.Recording]) -> Sequence[tuple[Path, bytes]]:
-        tallies[:] = _tallies(config, store, stabilities, recordings, repeat=repeat)
-        return tallies
-
-    recordings = recorder.record(config, store, choices, extra=with_tallies)
-    stats_tasks = {s.task.ref for s in stabilities if _gated(config, s)}
-    shown = render_record(recordings, color=g.use_color(), stats_tasks=stats_tasks)
-    out(shown, colour=g.use_color())
-    out(_tally_lines(config, tallies, stabilities))
-    return 0
-
-
-def _stability(config: Config, stabilities: Sequence[Stability], *, color: bool) -> str:
-    """The repeats in words; a stats task's line carries its tally (every rollout counted)."""
-    from silo_regress.judging.tallying import count_runs
-    from silo_regress.render.stability import render_stability
-
-    tallies = {}
-    for s in stabilities:
-        if _gated(config, s):
-            every = sorted((*s.runs, *s.broken), key=lambda r: r.order)
-            tallies[s.task.label] = count_runs(every, variants={}).tally
-    return render_stability(stabilities, config=config, color=color, tallies=tallies)
-
-
-def _gated(config: Config, stability: Stability) -> bool:
-    from silo_regress.project.config import Gate
-
-    settings = config.task_settings(stability.task.ref, environment=stability.task.key[0])
-    return settings.gate is not Gate.EXACT
-
-
-def _tallies(
-    config: Config,
-    store: BaselineStore,
-    stabilities: Sequence[Stability],
-    recordings: Sequence[Recording],
-    *,
-    repeat: int,
-) -> list[tuple[Path, bytes]]:
-    """The tally of each task's recorded rollouts, beside its baselines (--repeat 2 or more)."""
-    from silo_regress.judging.tallying import count_runs
-    from silo_regress.recording import recorder
-    from silo_regress.stats.tally import serialize_tally
-    from silo_regress.store.baselinenames import tally_relpath
-
-    if repeat < 2:
-        return []
-    files = []
-    for stability, recording in zip(stabilities, recordings, strict=True):
-        texts = recorder.rollout_texts(config, recording.ref, stability.runs)
-        matches = recorder.count_matches(texts, recording.files)
-        # Every rollout that left a run counts: one without a result is a failed rollout.
-        every = sorted((*stability.runs, *stability.broken), key=lambda r: r.order)
-        counted = count_runs(every, variants=matches)
-        files.append((store.root / tally_relpath(recording.ref), serialize_tally(counted.tally)))
-    return files
-
-
-def _tally_lines(
-    config: Config, tallies: Sequence[tuple[Path, bytes]], stabilities: Sequence[Stability]
-) -> str:
-    from silo_regress.render.stability import tally_line
+    from silo_regress.render.stability import render_stability, tally_line
     from silo_regress.stats.tally import parse_tally
 
-    lines = []
-    for (path, data), stability in zip(tallies, stabilities, strict=False):
-        shown = config.relative(path)
-        tally = parse_tally(data, source=shown)
-        lines.append(tally_line(shown, tally, without_result=len(stability.broken)))
-    return "".join(lines)
-
-
-def _record_variants(
-    g: Globals, config: Config, store: BaselineStore, stabilities: Sequence[Stability]
-) -> int:
-    from silo_regress.recording import recorder
-    from silo_regress.render.recording import render_record
-
-    recordings = []
-    for stability in stabilities:
-        if stability.broken or len(stability.runs) < stability.expected:
-            raise InputError(
-                f"{config.relative(config.runs_dir)}: {len(stability.broken)} of "
-                f"{stability.expected} rollouts of {stability.task.label} left no complete "
-                "result, so its variants are not known; nothing was recorded"
-            )
-        recordings.append(
-            recorder.prepare_variants(config, store, stability.task.ref, stability.runs)
+    done = record(
+        config,
+        refs,
+        all_tasks=all_tasks,
+        repeat=repeat,
+        force=force,
+        variants=variants,
+        flags=flags,
+        watcher=ConsoleWatcher(g),
+    )
+    if done.end is RecordEnd.NO_RUN:
+        error("nothing was recorded")
+        return int(ExitCode.BAD_INPUT)
+    colour = g.use_color()
+    shown = render_stability(
+        done.stabilities, config=config, color=colour, tallies=dict(done.counted)
+    )
+    out(shown, colour=colour)
+    if done.end is RecordEnd.DISAGREED:
+        error(
+            f"refusing to record {', '.join(done.disagreeing)}: the {repeat} rollouts disagree, "
+            "so a byte baseline would fail at random; make the task deterministic, ignore the "
+            f"varying paths ({config.location.key('ignore')}), judge it by pass rate (gate = "
+            '"stats", shown above), or record anyway with --force. Nothing was recorded'
         )
-    repeat = max((s.expected for s in stabilities), default=1)
-    tallies = _tallies(config, store, stabilities, recordings, repeat=repeat)
-    recorder.write(config, store, recordings, extra=tallies)
-    out(render_record(recordings, color=g.use_color()), colour=g.use_color())
-    out(_tally_lines(config, tallies, stabilities))
+        return int(ExitCode.CHECK_FAILED)
+    for label in done.disagreeing:
+        warn(f"{label}: recording the newest of runs that disagree (--force)")
+    stats_tasks = frozenset() if done.variants else done.stats_tasks
+    out(render_record(done.recordings, color=colour, stats_tasks=stats_tasks), colour=colour)
+    lines = []
+    for (path, data), stability in zip(done.tallies, done.stabilities, strict=False):
+        where = config.relative(path)
+        tally = parse_tally(data, source=where)
+        lines.append(tally_line(where, tally, without_result=len(stability.broken)))
+    out("".join(lines))
     return 0
 
 
