@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,7 +34,7 @@ from silo_regress.cli.rolloutoptions import (
     TimeoutOption,
     at_least,
 )
-from silo_regress.errors import InputError, UsageError
+from silo_regress.errors import UsageError
 
 if TYPE_CHECKING:
     pass
@@ -118,79 +117,30 @@ def record(
     with the behaviour it accepts. Nothing is written when any artifact is invalid
     or holds volatile content (timestamps, run ids).
     """
-    from silo_regress.recording import recorder
-    from silo_regress.recording.acceptance import PathAcceptance, parse_path_choice, read_target
+    from silo_regress.cli.runner import ConsoleWatcher, print_repeated
+    from silo_regress.commands.recording import RecordRequest, RepeatedRecord
+    from silo_regress.commands.recording import record as record_runs
     from silo_regress.render.recording import render_record
-    from silo_regress.runs.cache import index_runs
 
     g, config = setup(ctx)
-    targets = [read_target(text, config) for text in refs or []]
-    only = {t.ref: t.artifact for t in targets if t is not None and t.artifact is not None}
-    parsed = [
-        t.ref if t is not None else parse_refs([text])[0]
-        for t, text in zip(targets, refs or [], strict=True)
-    ]
-    if (paths or dry_run) and repeat is not None:
-        raise UsageError("--path and --dry-run record existing runs: give no --repeat with them")
-    if paths and add_variant:
-        raise UsageError("--path edits the baseline in place: give no --add-variant with it")
-    if run_id is not None and old_run_id is not None:
-        raise UsageError("give --run-id once (--run is its deprecated spelling)")
-    run = run_id or old_run_id
-    flags = RolloutFlags(jobs=jobs, agent=agent, timeout=timeout)
-    flags.require(repeat is not None, needs="--repeat")
-    if all_tasks and (parsed or run):
-        raise UsageError("--all records every task: give no task refs and no --run-id with it")
-    if not (all_tasks or parsed or run):
-        raise UsageError("name the tasks to record (TASK-002, ENV/TASK-002), or use --all")
-    if repeat is not None and run:
-        raise UsageError("--repeat makes new runs to record: give no --run-id with it")
-    if force and repeat is None:
-        raise UsageError("--force only applies with --repeat N")
-    if variants and repeat is None:
-        raise UsageError(
-            "--variants only applies with --repeat N (record TASK --add-variant adds one)"
-        )
-    if variants and force:
-        raise UsageError("--variants records every result, --force only the newest: choose one")
-    if add_variant and repeat is not None:
-        raise UsageError("--add-variant adds one run: use --repeat N --variants for several")
-    if old_run_id is not None:
-        warn("record --run is deprecated (check --run starts Silo): use --run-id RUN_ID")
-    if repeat is not None:
-        from silo_regress.cli.runner import record_repeated
-
-        return record_repeated(
-            g,
-            config,
-            parsed,
-            all_tasks=all_tasks,
-            repeat=repeat,
-            force=force,
-            variants=variants,
-            flags=flags,
-        )
-    index = index_runs(config.runs_dir)
-    for skipped in index.unidentified:  # e.g. a run.json naming "../x": never a path
-        warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
-    store = working_tree(config)
-    choices = recorder.choose_runs(config, index, parsed, all_tasks=all_tasks, run_name=run)
-    choices = [replace(c, artifacts=(only[c.ref],)) if only.get(c.ref) else c for c in choices]
-    narrow = None
-    if paths:
-        narrow = PathAcceptance(tuple(parse_path_choice(p, config.known_artifacts) for p in paths))
-    # The dry run and the --path check see what record would write, before the lock.
-    recordings = recorder.prepare(config, store, choices, add_variant=add_variant, narrow=narrow)
-    if narrow is not None and narrow.unused():
-        missing = ", ".join(str(c) for c in narrow.unused())
-        raise InputError(
-            f"--path {missing}: in no artifact of "
-            + ", ".join(str(c.ref) for c in choices)
-            + " (neither in the baseline nor in the run); nothing was written"
-        )
-    if not dry_run:
-        recordings = recorder.record(config, store, choices, add_variant=add_variant, narrow=narrow)
-    out(render_record(recordings, color=g.use_color(), dry_run=dry_run), colour=g.use_color())
+    request = RecordRequest(
+        refs=tuple(refs or ()),
+        all_tasks=all_tasks,
+        run_id=run_id,
+        old_run_id=old_run_id,
+        repeat=repeat,
+        force=force,
+        variants=variants,
+        add_variant=add_variant,
+        paths=tuple(paths or ()),
+        dry_run=dry_run,
+        flags=RolloutFlags(jobs=jobs, agent=agent, timeout=timeout),
+    )
+    done = record_runs(config, request, watcher=ConsoleWatcher(g))
+    if isinstance(done, RepeatedRecord):
+        return print_repeated(g, config, done, repeat=repeat or 1)
+    colour = g.use_color()
+    out(render_record(done.recordings, color=colour, dry_run=done.dry_run), colour=colour)
     return 0
 
 

@@ -34,8 +34,8 @@ from silo_regress.cli.rolloutoptions import (
 from silo_regress.errors import ExitCode
 
 if TYPE_CHECKING:
+    from silo_regress.commands.recording import RepeatedRecord
     from silo_regress.project.config import Config
-    from silo_regress.project.taskref import TaskRef
     from silo_regress.runner import Batch, Event, Exited, Task
 
 # --- the command --------------------------------------------------------------
@@ -129,34 +129,13 @@ class ConsoleWatcher:
 # --- record --repeat ------------------------------------------------------------
 
 
-def record_repeated(
-    g: Globals,
-    config: Config,
-    refs: Sequence[TaskRef],
-    *,
-    all_tasks: bool,
-    repeat: int,
-    force: bool,
-    variants: bool = False,
-    flags: RolloutFlags,
-) -> int:
-    """``record --repeat N``: the use case (commands/recording.py), printed; the exit code."""
+def print_repeated(g: Globals, config: Config, done: RepeatedRecord, *, repeat: int) -> int:
+    """What ``record --repeat`` did (commands/recording.py), printed; the exit code."""
     from silo_regress.commands.recording import RecordEnd
-    from silo_regress.commands.recording import record_repeated as record
     from silo_regress.render.recording import render_record
     from silo_regress.render.stability import render_stability, tally_line
     from silo_regress.stats.tally import parse_tally
 
-    done = record(
-        config,
-        refs,
-        all_tasks=all_tasks,
-        repeat=repeat,
-        force=force,
-        variants=variants,
-        flags=flags,
-        watcher=ConsoleWatcher(g),
-    )
     if done.end is RecordEnd.NO_RUN:
         error("nothing was recorded")
         return int(ExitCode.BAD_INPUT)

@@ -1,10 +1,13 @@
-"""``record --repeat N``: run each task N times, then record it, as the gate it is under asks.
+"""``record``: chosen runs made baselines; with ``--repeat N``, each task run N times first
+and recorded as the gate it is under asks.
 
-The policy: a task judged only by its bytes is recorded only when its N rollouts agree
-(or with ``--force``, its newest complete run); a task judged statistically is recorded
-however its bytes differ, with the tally of every rollout that left a run (one without
-a result counts as failed); with ``variants`` every distinct result is an accepted
-variant. Nothing is written when a rollout left no run at all (an infrastructure error).
+The options' rules (which combine, which exclude each other) are checked here, before
+anything is read or started. The policy of ``--repeat``: a task judged only by its
+bytes is recorded only when its N rollouts agree (or with ``--force``, its newest
+complete run); a task judged statistically is recorded however its bytes differ, with
+the tally of every rollout that left a run (one without a result counts as failed);
+with ``variants`` every distinct result is an accepted variant. Nothing is written
+when a rollout left no run at all (an infrastructure error).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from silo_regress.commands.rollouts import RolloutFlags, Watcher, execute_tasks, report_problems
 from silo_regress.commands.sources import working_tree
-from silo_regress.errors import InputError
+from silo_regress.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from silo_regress.judging.tallying import Counted
@@ -48,6 +51,121 @@ class RepeatedRecord:
     stats_tasks: frozenset[TaskRef] = frozenset()
     disagreeing: tuple[str, ...] = ()  # byte-gated tasks whose rollouts differ (labels)
     variants: bool = False
+
+
+_NO_FLAGS = RolloutFlags()
+
+
+@dataclass(frozen=True)
+class RecordRequest:
+    """What ``record`` was asked for."""
+
+    refs: tuple[str, ...] = ()  # task refs, or baseline paths as reports print them
+    all_tasks: bool = False
+    run_id: str | None = None
+    old_run_id: str | None = None  # --run, the deprecated spelling of --run-id
+    repeat: int | None = None
+    force: bool = False
+    variants: bool = False
+    add_variant: bool = False
+    paths: tuple[str, ...] = ()  # --path POINTER...
+    dry_run: bool = False
+    flags: RolloutFlags = _NO_FLAGS
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a ``record`` of existing runs wrote (or, with ``dry_run``, would write)."""
+
+    recordings: tuple[Recording, ...]
+    dry_run: bool
+
+
+def check_request(request: RecordRequest, *, named: bool) -> None:
+    """Refuse options that do not go together (exit 2); ``named``: tasks were given."""
+    asked = request
+    if (asked.paths or asked.dry_run) and asked.repeat is not None:
+        raise UsageError("--path and --dry-run record existing runs: give no --repeat with them")
+    if asked.paths and asked.add_variant:
+        raise UsageError("--path edits the baseline in place: give no --add-variant with it")
+    if asked.run_id is not None and asked.old_run_id is not None:
+        raise UsageError("give --run-id once (--run is its deprecated spelling)")
+    run = asked.run_id or asked.old_run_id
+    asked.flags.require(asked.repeat is not None, needs="--repeat")
+    if asked.all_tasks and (named or run):
+        raise UsageError("--all records every task: give no task refs and no --run-id with it")
+    if not (asked.all_tasks or named or run):
+        raise UsageError("name the tasks to record (TASK-002, ENV/TASK-002), or use --all")
+    if asked.repeat is not None and run:
+        raise UsageError("--repeat makes new runs to record: give no --run-id with it")
+    if asked.force and asked.repeat is None:
+        raise UsageError("--force only applies with --repeat N")
+    if asked.variants and asked.repeat is None:
+        raise UsageError(
+            "--variants only applies with --repeat N (record TASK --add-variant adds one)"
+        )
+    if asked.variants and asked.force:
+        raise UsageError("--variants records every result, --force only the newest: choose one")
+    if asked.add_variant and asked.repeat is not None:
+        raise UsageError("--add-variant adds one run: use --repeat N --variants for several")
+
+
+def record(
+    config: Config, request: RecordRequest, *, watcher: Watcher
+) -> Recorded | RepeatedRecord:
+    """Record what ``request`` names: existing runs, or (``--repeat``) new rollouts."""
+    from silo_regress.commands.sources import parse_refs
+    from silo_regress.recording import recorder
+    from silo_regress.recording.acceptance import PathAcceptance, parse_path_choice, read_target
+    from silo_regress.runs.cache import index_runs
+
+    targets = [read_target(text, config) for text in request.refs]
+    only = {t.ref: t.artifact for t in targets if t is not None and t.artifact is not None}
+    parsed = [
+        t.ref if t is not None else parse_refs([text])[0]
+        for t, text in zip(targets, request.refs, strict=True)
+    ]
+    check_request(request, named=bool(parsed))
+    # Said as they are found (through the watcher), before anything can fail: a skipped
+    # run may be why a task has no run to record.
+    if request.old_run_id is not None:
+        watcher.warn("record --run is deprecated (check --run starts Silo): use --run-id RUN_ID")
+    if request.repeat is not None:
+        return record_repeated(
+            config,
+            parsed,
+            all_tasks=request.all_tasks,
+            repeat=request.repeat,
+            force=request.force,
+            variants=request.variants,
+            flags=request.flags,
+            watcher=watcher,
+        )
+    index = index_runs(config.runs_dir)
+    for skipped in index.unidentified:  # e.g. a run.json naming "../x": never a path
+        watcher.warn(f"{config.relative(skipped.path)}: skipped, {skipped.reason}")
+    store = working_tree(config)
+    run = request.run_id or request.old_run_id
+    choices = recorder.choose_runs(config, index, parsed, all_tasks=request.all_tasks, run_name=run)
+    choices = [replace(c, artifacts=(only[c.ref],)) if only.get(c.ref) else c for c in choices]
+    narrow = None
+    if request.paths:
+        narrow = PathAcceptance(
+            tuple(parse_path_choice(p, config.known_artifacts) for p in request.paths)
+        )
+    add = request.add_variant
+    # The dry run and the --path check see what record would write, before the lock.
+    recordings = recorder.prepare(config, store, choices, add_variant=add, narrow=narrow)
+    if narrow is not None and narrow.unused():
+        missing = ", ".join(str(c) for c in narrow.unused())
+        raise InputError(
+            f"--path {missing}: in no artifact of "
+            + ", ".join(str(c.ref) for c in choices)
+            + " (neither in the baseline nor in the run); nothing was written"
+        )
+    if not request.dry_run:
+        recordings = recorder.record(config, store, choices, add_variant=add, narrow=narrow)
+    return Recorded(tuple(recordings), request.dry_run)
 
 
 def record_repeated(
