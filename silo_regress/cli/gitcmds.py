@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import sys
@@ -21,19 +20,12 @@ from silo_regress.cli.common import (
     setup,
     working_tree,
 )
-from silo_regress.errors import ConfigError, UsageError
+from silo_regress.commands.initialising import InitHook
+from silo_regress.errors import UsageError
 
 if TYPE_CHECKING:
     from silo_regress.project.config import Config
     from silo_regress.recording import scaffold as scaffold_t
-
-
-class InitHook(enum.StrEnum):
-    PRE_COMMIT = "pre-commit"
-    HUSKY = "husky"
-    LEFTHOOK = "lefthook"
-    GIT = "git"
-    ALL = "all"
 
 
 class HistoryFormat(enum.StrEnum):
@@ -138,47 +130,16 @@ def init(
     driver up, one commit hook (--hook, default pre-commit) and a GitHub Actions workflow
     to copy, each naming the project when it sits below the top of the repository.
     """
-    from silo_regress.errors import GitError
-    from silo_regress.project.config import NoProjectError, find_project, load_config
+    from silo_regress.commands.initialising import InitRequest, initialise
     from silo_regress.recording import scaffold
-    from silo_regress.runs.cache import index_runs
-    from silo_regress.vcs import gitio
 
     g = globals_of(ctx)
-    project = g.project.resolve()
-    if not project.is_dir():
-        raise ConfigError(f"{project}: project directory does not exist")
-    if not g.explicit:
-        # From a subdirectory: the project it belongs to, as every command finds it.
-        with contextlib.suppress(NoProjectError):
-            project = find_project(project)
-    try:
-        runs_dir = load_config(project).runs_dir
-    except ConfigError:  # reported by the step that would change the file
-        runs_dir = project / ".silo" / "runs"
-    runs = index_runs(runs_dir)
-    environments = {key[0] for key in runs.task_keys()}
-    inferred = scaffold.infer_settings(project, environments)
-    steps = [scaffold.add_config_section(project, inferred)]
-    config = load_config(project)
-    steps.append(scaffold.write_gitattributes(config.baselines_dir))
-    steps.append(scaffold.ignore_runs(project))
-    snippets = scaffold.source_of(source)
-    # Every hook printed looks for silo-regress in the project's .venv/: never commit it.
-    steps.append(scaffold.ignore_venv(project))
-    steps.append(scaffold.register_merge_driver(config.baselines_dir))
-    try:
-        top: Path | None = gitio.find_repository(project).root
-    except GitError:
-        top = None  # not in git (yet): snippets as for the top of a repository
-    layout = scaffold.layout_of(config, top=top)
-    node = scaffold.find_node(project, top=top)
-    workflow = scaffold.workflow(layout, node, source=snippets, stats=config.gates_statistically)
-    workflow_path = (top or project) / scaffold.WORKFLOW_PATH
-    chosen = hook or InitHook.PRE_COMMIT
-    if write:
-        steps.append(scaffold.write_new_file(workflow_path, workflow, what="GitHub Actions"))
-        steps += _write_hook(chosen, config, layout, top=top or project)
+    done = initialise(
+        InitRequest(g.project, explicit=g.explicit, write=write, hook=hook, source=source)
+    )
+    config, layout, top, snippets = done.config, done.layout, done.top, done.snippets
+    chosen, workflow = done.hook, done.workflow
+    steps = done.steps
     for step in steps:
         # The workflow lies at the top of the repository, outside a monorepo's project.
         shown = config.relative(step.path)
@@ -239,35 +200,6 @@ def _hook_text(
         "\nA plain git hook, with no framework: `silo-regress install-hook` writes "
         ".git/hooks/pre-commit (`init --hook git --write` does too).\n"
     )
-
-
-def _write_hook(
-    hook: InitHook, config: Config, layout: scaffold_t.Layout, *, top: Path
-) -> list[scaffold_t.Step]:
-    """The chosen hook's file, written as init writes the workflow: never over another."""
-    from silo_regress.recording import scaffold
-
-    if hook is InitHook.PRE_COMMIT:
-        text = scaffold.pre_commit_snippet(config, layout)
-        return [scaffold.write_new_file(top / ".pre-commit-config.yaml", text, what="pre-commit")]
-    if hook is InitHook.HUSKY:
-        text = scaffold.husky_snippet(layout)
-        return [scaffold.write_new_file(top / ".husky" / "pre-commit", text, what="husky")]
-    if hook is InitHook.LEFTHOOK:
-        text = scaffold.lefthook_snippet(layout)
-        return [scaffold.write_new_file(top / "lefthook.yml", text, what="lefthook")]
-    if hook is InitHook.GIT:
-        from silo_regress.vcs import gitio
-
-        repo = gitio.find_repository(config.project)
-        path = gitio.hook_path(repo, "pre-commit")
-        own = Path(sys.executable).parent / "silo-regress"
-        script = scaffold.hook_script(
-            executable=own if own.is_file() else None, project=repo.path_of(config.project)
-        )
-        state = scaffold.install_hook(path, script, force=False)
-        return [scaffold.Step(path, state, "git pre-commit hook")]
-    return []
 
 
 def _indent(text: str) -> str:

@@ -10,6 +10,7 @@ live reaches the CLI through a callback, as typed events.
 - :mod:`.bisecting`: ``bisect``: which commit made a task worse, a round at a time.
 - :mod:`.sources`, :mod:`.rollouts`, :mod:`.rounds`, :mod:`.checking`: ``check``, the
   rollouts it starts and its rounds.
+- :mod:`.initialising`: ``init``: the files it sets up, and what its snippets need.
 - :mod:`.recording`: ``record --repeat``: rollouts, agreement, and what the gate records.
 - :mod:`.pullcomment`: ``comment``: the project's sticky pull-request comment, found and
   edited in place.

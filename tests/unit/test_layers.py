@@ -119,7 +119,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("mergedriver", "resolution"),  # git's merge driver; fmt --resolve
         ("sources", "rollouts", "pullcomment"),
         ("planning",),
-        ("rounds", "unitwork", "recording"),
+        ("rounds", "unitwork", "recording", "initialising"),
         ("checking", "bisecting"),
     ],
     "silo_regress.cli": [
