@@ -74,25 +74,32 @@ def initialise(request: InitRequest) -> Initialised:
     runs = index_runs(runs_dir)
     environments = {key[0] for key in runs.task_keys()}
     inferred = scaffold.infer_settings(project, environments)
-    steps = [scaffold.add_config_section(project, inferred)]
-    config = load_config(project)
-    steps.append(scaffold.write_gitattributes(config.baselines_dir))
-    steps.append(scaffold.ignore_runs(project))
-    snippets = scaffold.source_of(request.source)
-    # Every hook printed looks for silo-regress in the project's .venv/: never commit it.
-    steps.append(scaffold.ignore_venv(project))
-    steps.append(scaffold.register_merge_driver(config.baselines_dir))
     try:
         top: Path | None = gitio.find_repository(project).root
     except GitError:
         top = None  # not in git (yet): snippets as for the top of a repository
+    # Files are followed through links only while they stay in the repository: a
+    # cloned project's .gitignore linked to ~/.bashrc is refused, not appended to.
+    within = top or project
+    steps = [scaffold.add_config_section(project, inferred, within=within)]
+    config = load_config(project)
+    steps.append(scaffold.write_gitattributes(config.baselines_dir, within=within))
+    steps.append(scaffold.ignore_runs(project, within=within))
+    snippets = scaffold.source_of(request.source)
+    # Every hook printed looks for silo-regress in the project's .venv/: never commit it.
+    steps.append(scaffold.ignore_venv(project, within=within))
+    steps.append(scaffold.register_merge_driver(config.baselines_dir, within=within))
     layout = scaffold.layout_of(config, top=top)
     node = scaffold.find_node(project, top=top)
     workflow = scaffold.workflow(layout, node, source=snippets, stats=config.gates_statistically)
     chosen = request.hook or InitHook.PRE_COMMIT
     if request.write:
         workflow_path = (top or project) / scaffold.WORKFLOW_PATH
-        steps.append(scaffold.write_new_file(workflow_path, workflow, what="GitHub Actions"))
+        steps.append(
+            scaffold.write_new_file(
+                workflow_path, workflow, what="GitHub Actions", within=top or project
+            )
+        )
         steps += write_hook(chosen, config, layout, top=top or project)
     return Initialised(tuple(steps), config, layout, top, workflow, snippets, chosen)
 
@@ -105,13 +112,19 @@ def write_hook(
 
     if hook is InitHook.PRE_COMMIT:
         text = scaffold.pre_commit_snippet(config, layout)
-        return [scaffold.write_new_file(top / ".pre-commit-config.yaml", text, what="pre-commit")]
+        return [
+            scaffold.write_new_file(
+                top / ".pre-commit-config.yaml", text, what="pre-commit", within=top
+            )
+        ]
     if hook is InitHook.HUSKY:
         text = scaffold.husky_snippet(layout)
-        return [scaffold.write_new_file(top / ".husky" / "pre-commit", text, what="husky")]
+        return [
+            scaffold.write_new_file(top / ".husky" / "pre-commit", text, what="husky", within=top)
+        ]
     if hook is InitHook.LEFTHOOK:
         text = scaffold.lefthook_snippet(layout)
-        return [scaffold.write_new_file(top / "lefthook.yml", text, what="lefthook")]
+        return [scaffold.write_new_file(top / "lefthook.yml", text, what="lefthook", within=top)]
     if hook is InitHook.GIT:
         from silo_regress.vcs import gitio
 

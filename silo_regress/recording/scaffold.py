@@ -19,7 +19,7 @@ from silo_regress import __version__
 from silo_regress.errors import ConfigError, InputError
 from silo_regress.judging.outcome import HOOK_VARIABLE, Hook
 from silo_regress.project.config import Config
-from silo_regress.store.baselines import write_atomic
+from silo_regress.system.fsio import refuse_outside, write_atomic
 
 CONFIG_SECTION = '[tool.silo-regress]\nruns-dir = ".silo/runs"\nbaselines-dir = "baselines"\n'
 GITATTRIBUTES_LINE = "* -text diff"
@@ -177,14 +177,18 @@ def infer_settings(project: Path, environments: Collection[str]) -> Inferred:
     return Inferred(environment=environment, agent=agent)
 
 
-def add_config_section(project: Path, inferred: Inferred | None = None) -> Step:
+def add_config_section(
+    project: Path, inferred: Inferred | None = None, *, within: Path | None = None
+) -> Step:
     """Append ``[tool.silo-regress]`` to pyproject.toml unless it has the section.
 
     A project without pyproject.toml (a Node project, as Silo projects are) gets
     ``silo-regress.toml`` instead. A symlinked pyproject.toml is written through
-    the link, which stays a link.
+    the link, which stays a link, as long as it leads somewhere inside ``within``
+    (the repository: default the project).
     """
     inferred = inferred or Inferred()
+    within = within or project
     pyproject = project / "pyproject.toml"
     if not os.path.lexists(pyproject):
         for name in ("silo-regress.toml", ".silo-regress.toml"):
@@ -192,9 +196,12 @@ def add_config_section(project: Path, inferred: Inferred | None = None) -> Step:
                 return Step(project / name, StepState.UNCHANGED, "config")
         standalone = project / "silo-regress.toml"
         lines = inferred.toml_lines()
-        write_atomic(standalone, ("\n".join(lines) + "\n").encode())
+        write_atomic(
+            standalone, ("\n".join(lines) + "\n").encode(), within=within, make_parents=True
+        )
         return Step(standalone, StepState.CREATED, "config: " + ", ".join(lines))
     what = "[tool.silo-regress] section"
+    refuse_outside(pyproject, within=within)
     target = Path(os.path.realpath(pyproject)) if os.path.islink(pyproject) else pyproject
     try:
         data = target.read_bytes()
@@ -218,21 +225,22 @@ def add_config_section(project: Path, inferred: Inferred | None = None) -> Step:
         gap = newline if data.endswith(newline) else newline * 2
     body = "[tool.silo-regress]\n" + "\n".join(inferred.toml_lines()) + "\n"
     section = body.encode().replace(b"\n", newline)
-    write_atomic(target, data + gap + section)
+    write_atomic(target, data + gap + section, within=within, make_parents=True)
     return Step(pyproject, StepState.UPDATED, what + ": " + ", ".join(inferred.toml_lines()))
 
 
-def write_gitattributes(baselines_dir: Path) -> Step:
+def write_gitattributes(baselines_dir: Path, *, within: Path | None = None) -> Step:
     """``baselines/.gitattributes``: no line-ending conversion, diffs as text."""
     return _ensure_line(
         baselines_dir / ".gitattributes",
         GITATTRIBUTES.rstrip("\n"),
         present={GITATTRIBUTES_LINE},
         what=f"`{GITATTRIBUTES_LINE}` for baselines",
+        within=within or baselines_dir,
     )
 
 
-def register_merge_driver(baselines_dir: Path) -> Step:
+def register_merge_driver(baselines_dir: Path, *, within: Path | None = None) -> Step:
     """``*.json merge=silo-regress`` in ``baselines/.gitattributes``: git hands baselines
     both sides changed to ``merge-driver`` once :data:`DRIVER_CONFIG` has been run."""
     return _ensure_line(
@@ -240,45 +248,59 @@ def register_merge_driver(baselines_dir: Path) -> Step:
         MERGE_ATTRIBUTES,
         present={MERGE_LINE},
         what=f"`{MERGE_LINE}` (then run: {DRIVER_CONFIG})",
+        within=within or baselines_dir,
     )
 
 
-def ignore_runs(project: Path) -> Step:
+def ignore_runs(project: Path, *, within: Path | None = None) -> Step:
     """``.silo/`` in the project's .gitignore: runs are scratch space, never committed."""
     return _ensure_line(
-        project / ".gitignore", IGNORE_LINE, present=_IGNORE_FORMS, what=f"{IGNORE_LINE} ignored"
+        project / ".gitignore",
+        IGNORE_LINE,
+        present=_IGNORE_FORMS,
+        what=f"{IGNORE_LINE} ignored",
+        within=within or project,
     )
 
 
-def ignore_venv(project: Path) -> Step:
+def ignore_venv(project: Path, *, within: Path | None = None) -> Step:
     """``.venv/`` in .gitignore: the hooks init prints look for silo-regress there, and
     a committed virtualenv is thousands of files that only work on one machine."""
     return _ensure_line(
-        project / ".gitignore", VENV_LINE, present=_VENV_FORMS, what=f"{VENV_LINE} ignored"
+        project / ".gitignore",
+        VENV_LINE,
+        present=_VENV_FORMS,
+        what=f"{VENV_LINE} ignored",
+        within=within or project,
     )
 
 
-def write_new_file(path: Path, text: str, *, what: str) -> Step:
+def write_new_file(path: Path, text: str, *, what: str, within: Path) -> Step:
     """Write ``path`` unless it exists: a file someone edited is theirs (KEPT)."""
     existing = _read_text(path)
     if existing == text:
         return Step(path, StepState.UNCHANGED, what)
     if existing is not None:
         return Step(path, StepState.KEPT, what + " (differs: delete it to have it rewritten)")
+    refuse_outside(path, within=within)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode())
+    write_atomic(path, text.encode(), within=within, make_parents=True)
     return Step(path, StepState.CREATED, what)
 
 
-def _ensure_line(path: Path, line: str, *, present: Collection[str], what: str) -> Step:
+def _ensure_line(
+    path: Path, line: str, *, present: Collection[str], what: str, within: Path
+) -> Step:
     """Create ``path`` holding ``line``, or append it unless a form of it is there."""
     existing = _read_text(path)
     if existing is None:
-        write_atomic(path, f"{line}\n".encode())
+        write_atomic(path, f"{line}\n".encode(), within=within, make_parents=True)
         return Step(path, StepState.CREATED, what)
     if any(old.strip() in present for old in existing.splitlines()):
         return Step(path, StepState.UNCHANGED, what)
-    write_atomic(path, f"{_with_newline(existing)}{line}\n".encode())
+    write_atomic(
+        path, f"{_with_newline(existing)}{line}\n".encode(), within=within, make_parents=True
+    )
     return Step(path, StepState.UPDATED, what)
 
 
@@ -630,6 +652,6 @@ def install_hook(path: Path, script: str, *, force: bool) -> StepState:
         else:
             advice = f"add `silo-regress {' '.join(HOOK_COMMAND)}` to it, or pass --force"
         raise InputError(f"{path}: a pre-commit hook is already there; {advice}")
-    write_atomic(path, script.encode())
+    write_atomic(path, script.encode(), make_parents=True)
     path.chmod(0o755)
     return StepState.CREATED if existing is None else StepState.UPDATED

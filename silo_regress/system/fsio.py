@@ -284,6 +284,7 @@ def write_atomic(
     shown: str | None = None,
     make_parents: bool = False,
     follow: bool = True,
+    within: Path | None = None,
 ) -> None:
     """Replace the regular file ``path`` so a reader sees the old bytes or the new, never half.
 
@@ -294,8 +295,14 @@ def write_atomic(
     agent can write (the runs directory): a link planted there never sends the
     write elsewhere, and the final rename replaces a name, never what a link
     swapped in meanwhile points to.
+
+    ``within`` bounds where the write may land once every link on the way is
+    followed (the file's own, a dangling one, or a linked parent directory): a
+    file a cloned repository links to ``~/.bashrc`` is refused, never appended to.
     """
     shown = shown or str(path)
+    if within is not None:
+        refuse_outside(path, within=within, shown=shown)
     target = _link_target(path) if follow else path
     try:
         info: os.stat_result | None = os.lstat(target)
@@ -327,6 +334,14 @@ def write_atomic(
             raise FileError(f"{shown}: cannot write: {exc.strerror or exc}") from None
         raise
     fsync_directory(directory)
+
+
+def refuse_outside(path: Path, *, within: Path, shown: str | None = None) -> None:
+    """Raise FileError unless ``path``, its links followed, lies inside ``within``."""
+    real = Path(os.path.realpath(path))
+    bound = Path(os.path.realpath(within))
+    if not real.is_relative_to(bound):
+        raise FileError(f"{shown or path}: leads to {real}, outside {within}, so it is not written")
 
 
 def _link_target(path: Path) -> Path:

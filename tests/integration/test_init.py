@@ -7,6 +7,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from support.gitrepo import readme_snippet, recorded, rerun, run
 from support.silofixture import SiloProject, git, git_init
@@ -295,9 +296,10 @@ def test_init_infers_nothing_it_cannot_tell(tmp_path: Path) -> None:
     assert "environment" not in text and "agent" not in text
 
 
-def test_init_writes_through_a_symlinked_pyproject(tmp_path: Path) -> None:
+def test_init_writes_through_a_symlinked_pyproject_inside_the_repository(tmp_path: Path) -> None:
     project = _bare_dir(tmp_path / "agent")
-    shared = tmp_path / "shared.toml"
+    (project.root / "shared").mkdir()
+    shared = project.root / "shared" / "pyproject.toml"
     shared.write_text('[project]\nname = "agent"\n')
     (project.root / "pyproject.toml").symlink_to(shared)
     result = project.cli("init")
@@ -305,6 +307,35 @@ def test_init_writes_through_a_symlinked_pyproject(tmp_path: Path) -> None:
     assert (project.root / "pyproject.toml").is_symlink()
     assert "[tool.silo-regress]" in shared.read_text()
     assert not (project.root / "silo-regress.toml").exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["pyproject.toml", ".gitignore", "baselines/.gitattributes", "silo-regress.toml"]
+)
+def test_init_never_writes_through_a_link_out_of_the_repository(tmp_path: Path, name: str) -> None:
+    """A cloned repository can hold links to anywhere: init appends to none of them,
+    and a dangling one never creates its target."""
+    project = _bare_dir(tmp_path / "agent")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    victim = outside / "bashrc"
+    victim.write_text("export PATH=/usr/bin\n")
+    link = project.root / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if name == "pyproject.toml":
+        victim.write_text('[project]\nname = "victim"\n')
+    link.symlink_to(victim)
+    before = victim.read_bytes()
+    if name == "silo-regress.toml":  # only written when there is no pyproject
+        link.unlink()
+        link.symlink_to(outside / "never-made")
+    result = project.cli("init")
+    assert result.exit_code == 3, result.output
+    assert str(link) in result.output
+    if name != "silo-regress.toml":
+        assert f"outside {project.root}, so it is not written" in result.output
+    assert victim.read_bytes() == before
+    assert not (outside / "never-made").exists()
 
 
 def test_init_from_a_subdirectory_sets_up_the_project(tmp_path: Path, monkeypatch: object) -> None:

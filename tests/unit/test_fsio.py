@@ -181,3 +181,23 @@ def test_read_regular_names_a_fifo_and_a_directory(tmp_path: Path) -> None:
         read_regular(tmp_path, shown="d")
     assert directory.value.kind is FileKind.DIRECTORY
     assert directory.value.reason == "is a directory, not a regular file"
+
+
+def test_write_atomic_within_refuses_every_way_out(tmp_path: Path) -> None:
+    """A dangling link, a link to a file and a linked parent directory all lead out of
+    ``within``: none is written, nothing is created there, and the message names both."""
+    inside, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    (outside / "kept").write_bytes(b"old")
+    (inside / "dangling").symlink_to(outside / "made")
+    (inside / "linked").symlink_to(outside / "kept")
+    (inside / "dir").symlink_to(outside)
+    for name in ("dangling", "linked", "dir/new"):
+        with pytest.raises(FileError, match=f"outside {inside}, so it is not written"):
+            write_atomic(inside / name, b"new", within=inside)
+    assert sorted(p.name for p in outside.iterdir()) == ["kept"]
+    assert (outside / "kept").read_bytes() == b"old"
+    (inside / "ok").symlink_to(inside / "real")
+    write_atomic(inside / "ok", b"new", within=inside)
+    assert (inside / "real").read_bytes() == b"new" and (inside / "ok").is_symlink()
