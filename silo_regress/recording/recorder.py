@@ -28,8 +28,10 @@ from silo_regress.project.config import Config, TaskSettings
 from silo_regress.project.taskref import TaskRef
 from silo_regress.runs.clock import clock_of
 from silo_regress.runs.index import (
+    RESULT_FILE,
     Run,
     RunIndex,
+    UnreadableArtifactError,
     newest_complete,
     read_artifact,
     result_is_complete,
@@ -115,9 +117,16 @@ def choose_runs(
         run = newest_complete(index, *key)
         if run is None:
             newest = index.runs_of(*key)[0]
+            why, fix = "its newest run has no parseable result.json", "run the task again"
+            try:
+                read_artifact(newest, RESULT_FILE)
+            except UnreadableArtifactError as exc:
+                # "Permission denied" is fixed with chmod, not by running the task again.
+                why = f"{config.relative(newest.path / RESULT_FILE)} {exc.reason}"
+                fix = "make it readable, or run the task again"
             raise InputError(
                 f"{config.relative(newest.path)}: task {ref} has no complete run to record "
-                f"(its newest run has no parseable result.json); run the task again"
+                f"({why}); {fix}"
             )
         choices.append(Choice(ref=ref, run=run, passed_over=_newer_than(index, key, run)))
     return choices

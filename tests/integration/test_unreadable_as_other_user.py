@@ -179,10 +179,14 @@ def test_an_unreadable_result_of_the_only_run_is_a_named_error(
     with _roots_only(run / "result.json"):
         recorded = _run(interpreter, project.root, "record", "TASK-001", home=home)
     assert recorded.returncode == 3, (recorded.stdout, recorded.stderr)
-    # Named by its run directory. (tests/cli/test_runs.py, skipped as root, expects the
-    # file and "Permission denied"; the message says "no parseable result.json" instead.)
+    # The file and the real cause, as tests/cli/test_runs.py (skipped as root) expects:
+    # advice to run the task again would not fix a permission.
     assert recorded.stderr.startswith("silo-regress: error: .silo/runs/run_locked: ")
     assert "task TASK-001 has no complete run to record" in recorded.stderr
+    assert (
+        "(.silo/runs/run_locked/result.json cannot be read: Permission denied); "
+        "make it readable, or run the task again" in recorded.stderr
+    )
     assert "Traceback" not in recorded.stderr
     assert not project.baselines.exists()
 
@@ -228,3 +232,17 @@ def test_an_unreadable_tally_of_a_stats_task_is_a_named_error(
     assert checked.returncode == 3, (checked.stdout, checked.stderr)
     assert "TASK-001.tally.json" in checked.stderr and "Permission denied" in checked.stderr
     assert "passed" not in checked.stdout
+
+
+def test_an_unreadable_run_json_is_skipped_by_name(interpreter: Interpreter, shared: Path) -> None:
+    project = make_project(shared / "project")
+    run = project.add_run("TASK-001", name="run_locked")
+    home = shared / "home"
+    home.mkdir()
+    _hand_over(shared)
+    with _roots_only(run / "run.json"):
+        recorded = _run(interpreter, project.root, "record", "TASK-001", home=home)
+    assert recorded.returncode == 3, (recorded.stdout, recorded.stderr)
+    assert "run_locked: skipped, cannot read run.json: Permission denied" in recorded.stderr
+    assert "no run of task TASK-001" in recorded.stderr
+    assert not project.baselines.exists()
