@@ -65,6 +65,28 @@ def history(
     return shas
 
 
+def commits_with(project: SiloProject, qualities: list[dict[str, Any]]) -> list[str]:
+    """One commit after the good one for each item, each writing it as quality.json."""
+    shas = []
+    for i, value in enumerate(qualities, start=1):
+        (project.root / "agent").mkdir(exist_ok=True)
+        (project.root / "agent" / f"s{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        quality(project, **value)
+        shas.append(commit_all(project, f"Step {i}"))
+    return shas
+
+
+def project_with_setup(root: Path, *, exit_code: str) -> SiloProject:
+    """A stats project with its good commit, whose bisect-setup exits with
+    ``exit_code``, a Python expression over ``q`` (the commit's quality.json)."""
+    script = f"import json, sys; q = json.load(open('quality.json')); sys.exit({exit_code})"
+    setup = json.dumps([sys.executable, "-c", script])
+    project = bisect_project(root, gate="stats", extra=f"bisect-setup = {setup}\n")
+    quality(project, rate=1.0)
+    record_good(project)
+    return project
+
+
 def worktrees_of(root: Path) -> list[str]:
     out = git(root, "worktree", "list", "--porcelain").stdout
     return [line for line in out.splitlines() if line.startswith("worktree ")]
@@ -146,25 +168,11 @@ def test_merges_are_bisected_on_the_first_parent_line(tmp_path: Path, control: P
 
 
 def test_commits_that_do_not_build_or_load_are_skipped(tmp_path: Path, control: Path) -> None:
-    setup = json.dumps(
-        [
-            sys.executable,
-            "-c",
-            "import json, sys; sys.exit(3 if json.load(open('quality.json')).get('nobuild') "
-            "else 0)",
-        ]
+    project = project_with_setup(tmp_path / "p", exit_code="3 if q.get('nobuild') else 0")
+    odd: dict[int, dict[str, Any]] = {3: {"nobuild": True}, 9: {"broken": True}}
+    shas = commits_with(
+        project, [{"rate": 0.0 if i >= 6 else 1.0, **odd.get(i, {})} for i in range(1, 13)]
     )
-    project = bisect_project(tmp_path / "p", gate="stats", extra=f"bisect-setup = {setup}\n")
-    quality(project, rate=1.0)
-    record_good(project)
-    shas = []
-    for i in range(1, 13):
-        (project.root / "agent").mkdir(exist_ok=True)
-        (project.root / "agent" / f"s{i}.txt").write_text(f"{i}\n", encoding="utf-8")
-        rate = 0.0 if i >= 6 else 1.0
-        extra: dict[str, Any] = {"nobuild": True} if i == 3 else {"broken": True} if i == 9 else {}
-        quality(project, rate=rate, **extra)
-        shas.append(commit_all(project, f"Step {i}"))
     # Every commit gets tested here: a budget past the culprit forces the skips to show.
     code, result, output = bisect_json(project, "--jobs", "2", "--budget", "120")
     assert code == 0, output
@@ -182,22 +190,14 @@ def test_commits_that_do_not_build_or_load_are_skipped(tmp_path: Path, control: 
 def test_a_skipped_neighbour_of_the_culprit_is_named_as_a_suspect(
     tmp_path: Path, control: Path
 ) -> None:
-    setup = json.dumps(
+    project = project_with_setup(tmp_path / "p", exit_code="q.get('nobuild', 0)")
+    shas = commits_with(
+        project,
         [
-            sys.executable,
-            "-c",
-            "import json, sys; sys.exit(json.load(open('quality.json')).get('nobuild', 0))",
-        ]
+            {"rate": 0.0 if i >= 4 else 1.0, **({"nobuild": 1} if i == 4 else {})}
+            for i in range(1, 7)
+        ],
     )
-    project = bisect_project(tmp_path / "p", gate="stats", extra=f"bisect-setup = {setup}\n")
-    quality(project, rate=1.0)
-    record_good(project)
-    shas = []
-    for i in range(1, 7):
-        (project.root / "agent").mkdir(exist_ok=True)
-        (project.root / "agent" / f"s{i}.txt").write_text(f"{i}\n", encoding="utf-8")
-        quality(project, rate=0.0 if i >= 4 else 1.0, **({"nobuild": 1} if i == 4 else {}))
-        shas.append(commit_all(project, f"Step {i}"))
     code, result, output = bisect_json(project, "--jobs", "2", "--budget", "120")
     assert code == 0, output
     # Commit 4 (the true culprit) cannot be built: 5 is named, 4 is its suspect.

@@ -25,6 +25,12 @@ def suite(tmp_path: Path) -> tuple[Path, Path]:
     return make_suite(tmp_path / "origin", control, tasks=TASKS), control
 
 
+def unit_check(unit: str, out: str, *, jobs: int | None = 1, repeat: int = REPEAT) -> list[str]:
+    """The arguments of one worker's ``check --run`` of ``unit`` into ``out``."""
+    jobs_args = ["--jobs", str(jobs)] if jobs is not None else []
+    return ["check", "--run", "--repeat", str(repeat), *jobs_args, "--unit", unit, "--output", out]
+
+
 def one_machine(origin: Path, tmp_path: Path, env: dict[str, str]) -> str:
     where = clone(origin, tmp_path / "one", env)
     done = cli(
@@ -81,16 +87,7 @@ def test_units_in_separate_clones_merge_to_the_one_machine_report(
             worker = subprocess.Popen(
                 [
                     str(SILO_REGRESS),
-                    "check",
-                    "--run",
-                    "--repeat",
-                    str(REPEAT),
-                    "--jobs",
-                    "1",
-                    "--unit",
-                    f"{index}/{WORKERS}",
-                    "--output",
-                    str(out),
+                    *unit_check(f"{index}/{WORKERS}", str(out)),
                 ],
                 cwd=where,
                 env=slow,
@@ -113,16 +110,7 @@ def test_units_in_separate_clones_merge_to_the_one_machine_report(
             assert len(before) - len(kept) <= 1  # at most the rollout it was in
             cli(
                 where,
-                "check",
-                "--run",
-                "--repeat",
-                str(REPEAT),
-                "--jobs",
-                "1",
-                "--unit",
-                f"{index}/{WORKERS}",
-                "--output",
-                str(out),
+                *unit_check(f"{index}/{WORKERS}", str(out)),
                 env=env,
             )
             made = len(provenance_rollouts(where)) - len(before)
@@ -131,16 +119,7 @@ def test_units_in_separate_clones_merge_to_the_one_machine_report(
         else:
             cli(
                 where,
-                "check",
-                "--run",
-                "--repeat",
-                str(REPEAT),
-                "--jobs",
-                "1",
-                "--unit",
-                f"auto/{WORKERS}",
-                "--output",
-                str(out),
+                *unit_check(f"auto/{WORKERS}", str(out)),
                 env={**env, "SILO_REGRESS_UNIT_INDEX": str(index - 1)},
             )
         reports.append(str(out))
@@ -148,14 +127,7 @@ def test_units_in_separate_clones_merge_to_the_one_machine_report(
     again = clone(origin, tmp_path / "w5-again", env)
     cli(
         again,
-        "check",
-        "--run",
-        "--repeat",
-        str(REPEAT),
-        "--unit",
-        f"5/{WORKERS}",
-        "--output",
-        str(twice),
+        *unit_check(f"5/{WORKERS}", str(twice), jobs=None),
         env=env,
     )
     merged = cli(origin, "merge", *reports, str(twice), "--format", "json", env=env, check=None)
@@ -179,16 +151,7 @@ def test_rollouts_that_fail_to_start_are_retried_and_named_and_change_no_verdict
         out = tmp_path / f"unit-{index}.json"
         cli(
             where,
-            "check",
-            "--run",
-            "--repeat",
-            str(REPEAT),
-            "--jobs",
-            "2",
-            "--unit",
-            f"{index}/2",
-            "--output",
-            str(out),
+            *unit_check(f"{index}/2", str(out), jobs=2),
             env=env,
         )
         reports.append(str(out))
@@ -213,14 +176,7 @@ def test_a_unit_that_never_starts_is_named_and_the_merge_is_not_passed(
     out = tmp_path / "unit-1.json"
     done = cli(
         origin,
-        "check",
-        "--run",
-        "--repeat",
-        "2",
-        "--unit",
-        "1/8",
-        "--output",
-        str(out),
+        *unit_check("1/8", str(out), jobs=None, repeat=2),
         env=env,
         check=3,
     )
@@ -241,14 +197,7 @@ def test_silo_gets_the_rollout_identity_and_the_run_records_it(
     env = environ(control, SILO_REGRESS_RESOURCE_CLASS="ci-small")
     cli(
         origin,
-        "check",
-        "--run",
-        "--repeat",
-        "2",
-        "--unit",
-        "1/4",
-        "--output",
-        str(tmp_path / "u.json"),
+        *unit_check("1/4", str(tmp_path / "u.json"), jobs=None, repeat=2),
         env=env,
     )
     records = [
@@ -266,14 +215,7 @@ def test_silo_gets_the_rollout_identity_and_the_run_records_it(
     again = clone(origin, tmp_path / "again", env)
     cli(
         again,
-        "check",
-        "--run",
-        "--repeat",
-        "2",
-        "--unit",
-        "1/4",
-        "--output",
-        str(tmp_path / "v.json"),
+        *unit_check("1/4", str(tmp_path / "v.json"), jobs=None, repeat=2),
         env=env,
     )
     second = json.loads((tmp_path / "v.json").read_text())["rollouts"]
@@ -294,14 +236,7 @@ def test_merge_refuses_units_of_another_resource_class_unless_told(
         out = tmp_path / f"unit-{index}.json"
         cli(
             where,
-            "check",
-            "--run",
-            "--repeat",
-            "2",
-            "--unit",
-            f"{index}/2",
-            "--output",
-            str(out),
+            *unit_check(f"{index}/2", str(out), jobs=None, repeat=2),
             env=env,
         )
         reports.append(str(out))
@@ -320,7 +255,7 @@ def test_merge_refuses_a_unit_report_beside_a_check_report(
     seeded(control)
     env = environ(control)
     unit = tmp_path / "unit.json"
-    cli(origin, "check", "--run", "--repeat", "2", "--unit", "1/2", "--output", str(unit), env=env)
+    cli(origin, *unit_check("1/2", str(unit), jobs=None, repeat=2), env=env)
     shard = tmp_path / "shard.json"
     cli(
         origin,
