@@ -119,7 +119,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("mergedriver", "resolution"),  # git's merge driver; fmt --resolve
         ("sources", "rollouts", "pullcomment"),
         ("planning",),
-        ("rounds", "unitwork", "recording", "initialising"),
+        ("rounds", "unitwork", "recording", "initialising", "reviewing"),
         ("checking", "bisecting"),
     ],
     "silo_regress.cli": [
