@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from silo_regress.cli.common import Globals, error, out
-from silo_regress.errors import ExitCode, UsageError
+from silo_regress.errors import ExitCode
 
 if TYPE_CHECKING:
     from silo_regress.cli.output import ReportFormat
@@ -67,13 +67,13 @@ def run_unit_check(g: Globals, options: CheckOptions, *, watcher: Watcher) -> in
     from silo_regress.cli.output import ReportFormat
     from silo_regress.commands.rollouts import RolloutFlags
     from silo_regress.commands.sources import baseline_source, load_project, parse_refs
-    from silo_regress.commands.unitwork import UnitOptions, run_unit
+    from silo_regress.commands.unitwork import run_unit, unit_options
     from silo_regress.judging.units import parse_worker
     from silo_regress.reports.unitreport import dump_unit_report
 
     worker = parse_worker(options.unit, os.environ)
     assert worker is not None  # wants_units said so
-    conflicts = [
+    conflicting = [
         flag
         for flag, given in (
             ("--shard", options.shard is not None),
@@ -83,23 +83,16 @@ def run_unit_check(g: Globals, options: CheckOptions, *, watcher: Watcher) -> in
         )
         if given
     ]
-    if not options.run_first or conflicts:
-        raise UsageError(
-            f"--unit {worker} runs a fixed plan of rollouts: give it with --run and "
-            f"--repeat M{', without ' + ', '.join(conflicts) if conflicts else ''}"
-        )
     config = load_project(g.project, explicit=g.explicit)
-    repeat = options.repeat or config.repeat
-    if repeat is None:
-        raise UsageError(
-            f"--unit {worker} needs --repeat M or the repeat key (the rollouts per task of "
-            "the whole plan, the same on every worker)"
-        )
-    source = baseline_source(config, against=options.against)
-    flags = RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout)
-    request = UnitOptions(
-        worker=worker, repeat=repeat, refs=tuple(parse_refs(options.refs)), flags=flags
+    request = unit_options(
+        worker,
+        run_first=options.run_first,
+        repeat=options.repeat or config.repeat,
+        conflicting=conflicting,
+        refs=parse_refs(options.refs),
+        flags=RolloutFlags(jobs=options.jobs, agent=options.agent, timeout=options.timeout),
     )
+    source = baseline_source(config, against=options.against)
     report = run_unit(config, source, request, watcher=watcher)
     document = dump_unit_report(report)
     if options.output is not None:

@@ -44,6 +44,34 @@ class UnitOptions:
     retries: int | None = None  # None: the config's retry-infra
 
 
+def unit_options(
+    worker: Worker,
+    *,
+    run_first: bool,
+    repeat: int | None,
+    conflicting: Sequence[str] = (),
+    refs: Sequence[TaskRef] = (),
+    flags: RolloutFlags | None = None,
+) -> UnitOptions:
+    """A worker's request, or UsageError when its options cannot make a unit plan: a
+    plan is fixed rollouts (``--run`` and one M on every worker), so ``conflicting``
+    (the flags given that make it otherwise, e.g. ``--repeat-until-decided``) refuse."""
+    if not run_first or conflicting:
+        without = f", without {', '.join(conflicting)}" if conflicting else ""
+        raise UsageError(
+            f"--unit {worker} runs a fixed plan of rollouts: give it with --run and "
+            f"--repeat M{without}"
+        )
+    if repeat is None:
+        raise UsageError(
+            f"--unit {worker} needs --repeat M or the repeat key (the rollouts per task of "
+            "the whole plan, the same on every worker)"
+        )
+    return UnitOptions(
+        worker=worker, repeat=repeat, refs=tuple(refs), flags=flags or RolloutFlags()
+    )
+
+
 def plan_check(
     config: Config, source: BaselineSource, refs: Sequence[TaskRef], *, repeat: int
 ) -> tuple[Plan, list[PlanTaskEntry]]:

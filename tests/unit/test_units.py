@@ -396,3 +396,30 @@ def test_a_forged_shard_is_refused_before_any_math(stats: dict[str, Any], words:
     with pytest.raises(InputError, match=words) as caught:
         read_stats(stats, "shard-2.json")
     assert caught.value.message.startswith("shard-2.json: stats")
+
+
+@pytest.mark.parametrize(
+    ("run_first", "repeat", "conflicting", "message"),
+    [
+        (False, 8, (), "runs a fixed plan of rollouts: give it with --run and --repeat M$"),
+        (
+            True,
+            8,
+            ("--repeat-until-decided", "--staged"),
+            "without --repeat-until-decided, --staged$",
+        ),
+        (True, None, (), "needs --repeat M or the repeat key"),
+    ],
+)
+def test_a_unit_worker_refuses_what_is_not_a_fixed_plan(
+    run_first: bool, repeat: int | None, conflicting: tuple[str, ...], message: str
+) -> None:
+    from silo_regress.commands.unitwork import unit_options
+    from silo_regress.judging.units import parse_worker
+
+    worker = parse_worker("3/8", {})
+    assert worker is not None
+    with pytest.raises(UsageError, match=message):
+        unit_options(worker, run_first=run_first, repeat=repeat, conflicting=conflicting)
+    made = unit_options(worker, run_first=True, repeat=4, refs=[parse_ref("TASK-001")])
+    assert (made.repeat, [str(r) for r in made.refs]) == (4, ["TASK-001"])
