@@ -7,7 +7,7 @@ finished rollout elsewhere); summaries and stability reports go to stdout.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,7 +22,6 @@ from silo_regress.cli.common import (
     parse_refs,
     setup,
     warn,
-    working_tree,
 )
 from silo_regress.cli.rolloutoptions import (
     AgentOption,
@@ -36,7 +35,7 @@ from silo_regress.errors import ExitCode
 if TYPE_CHECKING:
     from silo_regress.commands.recording import RepeatedRecord
     from silo_regress.project.config import Config
-    from silo_regress.runner import Batch, Event, Exited, Task
+    from silo_regress.runner import Batch, Event, Exited
 
 # --- the command --------------------------------------------------------------
 
@@ -74,30 +73,30 @@ def run_command(
     with --repeat, when a task's repeats differ, 3 when Silo could not run a task
     (not found, configuration error, timeout, disk full), 130 on Ctrl-C.
     """
-    from silo_regress import runner
-    from silo_regress.runs.cache import index_runs
+    from silo_regress.commands.rollouts import report_problems
+    from silo_regress.commands.running import RunRequest, run_tasks
 
     g, config = setup(ctx)
-    index = index_runs(config.runs_dir)
-    tasks = runner.plan_tasks(config, index, working_tree(config), parse_refs(refs))
-    flags = RolloutFlags(jobs=jobs, agent=agent, timeout=timeout)
-    batch = execute_tasks(g, config, tasks, repeat=repeat, flags=flags)
+    request = RunRequest(
+        refs=tuple(parse_refs(refs)),
+        repeat=repeat,
+        flags=RolloutFlags(jobs=jobs, agent=agent, timeout=timeout),
+    )
+    watcher = ConsoleWatcher(g)
+    ran = run_tasks(config, request, watcher=watcher)
     if repeat > 1:
-        stabilities = runner.assess(config, batch, tasks, repeat=repeat)
-        from silo_regress.commands.recording import count_stats_tasks
         from silo_regress.render.stability import render_stability
 
-        tallies = dict(count_stats_tasks(config, stabilities))
-        shown = render_stability(stabilities, config=config, color=g.use_color(), tallies=tallies)
+        shown = render_stability(
+            list(ran.stabilities), config=config, color=g.use_color(), tallies=dict(ran.tallies)
+        )
         out(shown, colour=g.use_color())
-        unsettled = any(not s.stable for s in stabilities)
     else:
-        out(render_batch(batch))
-        unsettled = any(o.state is runner.RolloutState.INCOMPLETE for o in batch.outcomes)
-    out(_totals(batch))
-    if _report_problems(g, batch):
+        out(render_batch(ran.batch))
+    out(_totals(ran.batch))
+    if report_problems(ran.batch, watcher):
         return int(ExitCode.BAD_INPUT)
-    return int(ExitCode.CHECK_FAILED) if unsettled else 0
+    return int(ExitCode.CHECK_FAILED) if ran.unsettled else 0
 
 
 # --- how rollouts look on a terminal -----------------------------------------
@@ -163,27 +162,6 @@ def print_repeated(g: Globals, config: Config, done: RepeatedRecord, *, repeat: 
         lines.append(tally_line(where, tally, without_result=len(stability.broken)))
     out("".join(lines))
     return 0
-
-
-def execute_tasks(
-    g: Globals,
-    config: Config,
-    tasks: Sequence[Task],
-    *,
-    repeat: int,
-    flags: RolloutFlags,
-) -> Batch:
-    """Run ``tasks`` with live progress on stderr; return the runner's Batch."""
-    from silo_regress.commands.rollouts import execute_tasks as execute
-
-    return execute(config, tasks, repeat=repeat, flags=flags, watcher=ConsoleWatcher(g))
-
-
-def _report_problems(g: Globals, batch: Batch) -> bool:
-    """Print why rollouts left no usable run; True when any did (exit 3)."""
-    from silo_regress.commands.rollouts import report_problems
-
-    return report_problems(batch, ConsoleWatcher(g))
 
 
 # --- progress -----------------------------------------------------------------

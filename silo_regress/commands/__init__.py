@@ -12,6 +12,7 @@ live reaches the CLI through a callback, as typed events.
   rollouts it starts and its rounds.
 - :mod:`.initialising`: ``init``: the files it sets up, and what its snippets need.
 - :mod:`.recording`: ``record --repeat``: rollouts, agreement, and what the gate records.
+- :mod:`.running`: ``run``: rollouts started, and whether each task's repeats agree.
 - :mod:`.reviewing`: ``review``: the queue, and what accepting, rejecting and undoing an
   item settle.
 - :mod:`.pullcomment`: ``comment``: the project's sticky pull-request comment, found and

@@ -120,6 +120,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("sources", "rollouts", "pullcomment"),
         ("planning",),
         ("rounds", "unitwork", "recording", "initialising", "reviewing"),
+        ("running",),  # run: its repeats counted as record --repeat counts them
         ("checking", "bisecting"),
     ],
     "silo_regress.cli": [
