@@ -4,6 +4,7 @@ driven against the stand-in Silo, and what it decides (settled, unsettled, probl
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from support.runnerkit import behave, silo_project
 
@@ -19,13 +20,11 @@ def test_repeats_that_differ_are_unsettled_and_a_stats_task_is_counted(
     project = silo_project(
         tmp_path, 'jobs = 2\n[tool.silo-regress.tasks.TASK-002]\ngate = "stats"\n'
     )
-    behave(
-        control,
-        **{
-            "TASK-001": {"mode": "ok"},
-            "TASK-002": {"mode": "vary", "modes": ["ok", "crash"], "passed": [True]},
-        },
-    )
+    how: dict[str, dict[str, Any]] = {
+        "TASK-001": {"mode": "ok"},
+        "TASK-002": {"mode": "vary", "modes": ["ok", "crash"], "passed": [True]},
+    }
+    behave(control, **how)
     config = load_config(project.root)
     refs = (parse_ref("TASK-001"), parse_ref("TASK-002"))
     ran = run_tasks(
