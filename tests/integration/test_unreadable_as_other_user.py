@@ -168,16 +168,23 @@ def test_an_unreadable_baseline_is_a_named_error(interpreter: Interpreter, share
     assert checked.stdout == ""  # a check that could not read its baseline says nothing passed
 
 
-def test_an_unreadable_result_of_the_only_run_is_a_named_error(
-    interpreter: Interpreter, shared: Path
-) -> None:
+def _record_with_one_locked(
+    interpreter: Interpreter, shared: Path, name: str
+) -> tuple[SiloProject, subprocess.CompletedProcess[str]]:
+    """``record TASK-001`` as nobody, when the only run's ``name`` is root's alone."""
     project = make_project(shared / "project")
     run = project.add_run("TASK-001", name="run_locked")
     home = shared / "home"
     home.mkdir()
     _hand_over(shared)
-    with _roots_only(run / "result.json"):
-        recorded = _run(interpreter, project.root, "record", "TASK-001", home=home)
+    with _roots_only(run / name):
+        return project, _run(interpreter, project.root, "record", "TASK-001", home=home)
+
+
+def test_an_unreadable_result_of_the_only_run_is_a_named_error(
+    interpreter: Interpreter, shared: Path
+) -> None:
+    project, recorded = _record_with_one_locked(interpreter, shared, "result.json")
     assert recorded.returncode == 3, (recorded.stdout, recorded.stderr)
     # The file and the real cause, as tests/cli/test_runs.py (skipped as root) expects:
     # advice to run the task again would not fix a permission.
@@ -235,13 +242,7 @@ def test_an_unreadable_tally_of_a_stats_task_is_a_named_error(
 
 
 def test_an_unreadable_run_json_is_skipped_by_name(interpreter: Interpreter, shared: Path) -> None:
-    project = make_project(shared / "project")
-    run = project.add_run("TASK-001", name="run_locked")
-    home = shared / "home"
-    home.mkdir()
-    _hand_over(shared)
-    with _roots_only(run / "run.json"):
-        recorded = _run(interpreter, project.root, "record", "TASK-001", home=home)
+    project, recorded = _record_with_one_locked(interpreter, shared, "run.json")
     assert recorded.returncode == 3, (recorded.stdout, recorded.stderr)
     assert "run_locked: skipped, cannot read run.json: Permission denied" in recorded.stderr
     assert "no run of task TASK-001" in recorded.stderr
