@@ -23,11 +23,41 @@ coefficients take minutes. Where exactness stops, and what replaces it:
   what is left by a geometric series). A tail is then right to a relative 1e-10 or
   better, and to 1e-20 in absolute terms; a tail beyond the walk (below about 1e-24)
   is one ``lgamma`` term times its short sum, right to a relative 1e-8.
-- The stratified test convolves the tasks' distributions as long as that takes at
-  most :data:`CONVOLUTION_BUDGET` multiply-adds (every realistic suite: 20 tasks of
-  50 rollouts a side take 5e5); beyond, its p-value is the normal approximation with
-  continuity correction (the classic Cochran-Mantel-Haenszel statistic), which is not
-  exact: there every task holds thousands of rollouts, where the sum is close to normal.
+- The stratified test's sum is convolved exactly as long as the convolution's
+  estimated work is within :data:`CONVOLUTION_BUDGET` (see below); beyond, its
+  p-value is the normal approximation with continuity correction (the classic
+  Cochran-Mantel-Haenszel statistic), which is not exact.
+
+The stratified convolution is polynomial multiplication by Kronecker substitution on
+Python integers (CPython multiplies them in C: Karatsuba, or the decimal module's
+number-theoretic transform for the longest). Each task's probabilities are scaled by
+``2**bits`` and rounded *up* (up to :data:`EXACT_UP_TO` rollouts as
+``ceil(ways * 2**bits / all ways)`` in integers; beyond, from the walked floats), a
+distribution packed as one integer with a slot per value wide enough for any
+coefficient of a product, the product unpacked, scaled back and rounded *up* again,
+and cut after the threshold (all variables are non-negative, so mass past it never
+returns). Tasks that share a distribution (a suite's tallies hold few shapes) are
+powered by squaring; the partial products are merged shortest first, and the last one
+is only summed, exactly. Every rounding goes up, so:
+
+- the stratified p is **never below the exact p** (of the tables up to
+  :data:`EXACT_UP_TO` rollouts; of the walked distributions beyond): the test can only
+  be more conservative;
+- it is above it by at most ``2**-51`` (4.4e-16) plus one unit in the last place of
+  the double: ``bits`` is chosen per call from a count of the roundings (each at most
+  ``2**-bits``, counted as often as the product holds it), so this bound holds at any
+  size (tests/unit/test_stats_exact_convolution.py checks it against the exact
+  rational tail, brute-force enumeration and the float list convolution
+  :func:`_lower_tail`, kept as the reference).
+
+The budget is in units of the packed operands' bits, weighted by Karatsuba's growth
+and summed over the multiplications (:func:`_plan`); 2e7 is about 0.1 s. Inside it:
+1,000 tasks with tallies of 8 and up to 100 candidate rollouts a task (1.1e7 to
+1.3e7 at M = 50), 440 tasks of 50 rollouts a side, 110 of 200, 49 of 500, 22 of 10,000,
+8 of 100,000. The normal approximation takes over past that (suites of thousands of
+rollouts a task, where the sum is close to normal); with the selection on the
+baseline having passed it uses each task's selected (cut) distribution's mean and
+variance.
 """
 
 from __future__ import annotations
@@ -41,8 +71,9 @@ from functools import lru_cache
 
 # Rollouts of both sides up to which a table's tails are sums of integers (exact).
 EXACT_UP_TO = 1_000
-# Multiply-adds the stratified test's convolution may take (about 70 ms in CPython);
-# past it the stratified p is the normal approximation.
+# The stratified test's convolution work (:func:`_plan`'s units: bits of packed
+# operands, weighted) up to which it is exact, about 0.1 s in CPython; past it the
+# stratified p is the normal approximation.
 CONVOLUTION_BUDGET = 20_000_000
 _CUT = 2.0**-80  # a term this far below the mode's ends the walk out from the mode
 
@@ -211,7 +242,9 @@ def _distribution(
 
 
 def _lower_tail(dists: Sequence[tuple[float, ...]], threshold: int) -> float:
-    """P(sum of independent variables on 0.. <= threshold), each given by its pmf.
+    """P(sum of independent variables on 0.. <= threshold), each given by its pmf: the
+    float list convolution the stratified test used before the Kronecker one, kept as
+    the tests' reference (10 times slower at 1,000 tasks).
 
     The convolution is cut at ``threshold``: mass beyond it can never come back down,
     as every variable is non-negative. All terms are positive, so small tails keep
