@@ -38,7 +38,8 @@ coefficient of a product, the product unpacked, scaled back and rounded *up* aga
 and cut after the threshold (all variables are non-negative, so mass past it never
 returns). Tasks that share a distribution (a suite's tallies hold few shapes) are
 powered by squaring; the partial products are merged shortest first, and the last one
-is only summed, exactly. Every rounding goes up, so:
+is only summed, exactly (or, near "no change", where the fixed check asks for both
+tails, multiplied out uncut once and both tails summed from it). Every rounding goes up, so:
 
 - the stratified p is **never below the exact p** (of the tables up to
   :data:`EXACT_UP_TO` rollouts; of the walked distributions beyond): the test can only
@@ -311,37 +312,55 @@ def stratified_increase_p(tables: Sequence[Table]) -> float:
     return _stratified_tail(tables, selected=False, upper=True)
 
 
-def _span(table: Table, *, selected: bool) -> tuple[int, int]:
+def _span(n1: int, n2: int, total: int, *, selected: bool) -> tuple[int, int]:
     """(lowest, highest) value of the candidate's passes the task's distribution holds."""
-    n1, n2, t = table.base_rollouts, table.cand_rollouts, table.total_passed
     if n1 + n2 > EXACT_UP_TO:
         pick = _selected_distribution if selected else _distribution
-        low, dist = pick(n1, n2, t)
+        low, dist = pick(n1, n2, total)
         return low, low + len(dist) - 1
-    low, high = _support(n1, n2, t)
+    low, high = _support(n1, n2, total)
     if selected:
-        if t - 1 < low:
-            raise ValueError(f"a baseline with passes cannot have a total of {t}")
-        high = min(high, t - 1)
+        if total - 1 < low:
+            raise ValueError(f"a baseline with passes cannot have a total of {total}")
+        high = min(high, total - 1)
     return low, high
+
+
+# The last suite whose both tails came from one product: (its key, lower, upper). A
+# fixed check asks for the decline and then, when the suite did not decline, for the
+# increase of the same tables; near "no change" one uncut product gives both.
+_both_tails: list[tuple[object, float, float]] = []
 
 
 def _stratified_tail(tables: Sequence[Table], *, selected: bool, upper: bool) -> float:
     counts: dict[tuple[int, int, int], int] = {}
-    lengths: dict[tuple[int, int, int], int] = {}
-    threshold = 0
+    observed = 0
     for table in tables:
-        key = (table.base_rollouts, table.cand_rollouts, table.total_passed)
-        low, high = _span(table, selected=selected)
-        # the upper tail is the lower one of high - C
-        threshold += high - table.cand_passed if upper else table.cand_passed - low
-        if high > low:
-            counts[key] = counts.get(key, 0) + 1
-            lengths[key] = high - low + 1
+        key = (table.base_rollouts, table.cand_rollouts, table.base_passed + table.cand_passed)
+        counts[key] = counts.get(key, 0) + 1
+        observed += table.cand_passed
+    # what decides the tails, and the settings tests change
+    suite = (selected, observed, tuple(sorted(counts.items())), EXACT_UP_TO, CONVOLUTION_BUDGET)
+    for known, lower_p, upper_p in _both_tails:
+        if known == suite:
+            return upper_p if upper else lower_p
+    spans = {key: _span(*key, selected=selected) for key in counts}
+    floor = sum(count * spans[key][0] for key, count in counts.items())
+    ceiling = sum(count * spans[key][1] for key, count in counts.items())
+    moving = {key: count for key, count in counts.items() if spans[key][1] > spans[key][0]}
+    # the upper tail is the lower one of high - C
+    threshold = ceiling - observed if upper else observed - floor
     if threshold < 0:
         return 0.0
+    if not moving:
+        return 1.0
+    if not selected and _at_or_above_mean(counts, observed):
+        both = _both_tails_of(moving, spans, observed - floor, ceiling - floor)
+        if both is not None:
+            _both_tails[:] = [(suite, *both)]
+            return both[1] if upper else both[0]
     cut = threshold + 1
-    shape = [(min(lengths[key], cut), count) for key, count in counts.items()]
+    shape = [(min(spans[key][1] - spans[key][0] + 1, cut), n) for key, n in moving.items()]
     plan = _plan(shape, cut)
     # The scale that keeps the rounding error of the tail below 2**-51 (each unit
     # is 2**-bits, each held at most as often as the plan counts it).
@@ -350,14 +369,51 @@ def _stratified_tail(tables: Sequence[Table], *, selected: bool, upper: bool) ->
         return _normal_tail(tables, upper=upper, selected=selected)
     groups = [
         (_scaled_terms(*key, selected=selected, upper=upper, bits=bits)[1], count)
-        for key, count in counts.items()
+        for key, count in moving.items()
     ]
-    return min(1.0, _round_up(_grouped_lower_tail(groups, threshold, bits=bits), bits))
+    heap = _merged(groups, cut=cut, bits=bits)
+    if len(heap) == 1:
+        numerator = sum(heap[0][:cut])
+    else:
+        numerator = _product_sum(heap[0], heap[1], cut=cut, bits=bits)
+    return min(1.0, _round_up(numerator, bits))
+
+
+def _at_or_above_mean(counts: dict[tuple[int, int, int], int], observed: int) -> bool:
+    """Whether the candidate's passes are at least their null mean (a suite that
+    cannot have declined by the stratified test, whose increase is asked next)."""
+    mean = sum(count * n2 * t / (n1 + n2) for (n1, n2, t), count in counts.items())
+    return observed >= mean
+
+
+def _both_tails_of(
+    moving: dict[tuple[int, int, int], int],
+    spans: dict[tuple[int, int, int], tuple[int, int]],
+    threshold: int,
+    whole: int,
+) -> tuple[float, float] | None:
+    """Both tails, P(S <= threshold) and P(S >= threshold), from one uncut product
+    (values 0..whole); None when that is past the budget."""
+    cut = whole + 1
+    shape = [(spans[key][1] - spans[key][0] + 1, count) for key, count in moving.items()]
+    plan = _plan(shape, cut, summed_last=False)
+    bits = 51 + plan.roundings.bit_length()
+    if plan.work * (2 * bits + 8) > CONVOLUTION_BUDGET:
+        return None
+    groups = [
+        (_scaled_terms(*key, selected=False, upper=False, bits=bits)[1], count)
+        for key, count in moving.items()
+    ]
+    heap = _merged(groups, cut=cut, bits=bits)
+    full = heap[0] if len(heap) == 1 else _product(heap[0], heap[1], cut=cut, bits=bits)
+    lower = _round_up(sum(full[: threshold + 1]), bits)
+    upper = _round_up(sum(full[threshold:]), bits)
+    return min(1.0, lower), min(1.0, upper)
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """What :func:`_grouped_lower_tail` will do, from the lengths alone: the units of
+    """What :func:`_merged` and the last product will do, from the lengths alone: the units of
     the last place it rounds up (each counted as often as the final product holds the
     rounded term), and its work in bits of packed operands."""
 
@@ -373,12 +429,12 @@ def _weight(slots: int) -> int:
     return slots * min(4_000, 1_000 + slots) // 1_000
 
 
-def _plan(shape: Sequence[tuple[int, int]], cut: int) -> _Plan:
-    """Follows :func:`_grouped_lower_tail` on (length, tasks) per group.
+def _plan(shape: Sequence[tuple[int, int]], cut: int, *, summed_last: bool = True) -> _Plan:
+    """Follows :func:`_merged` and the last product on (length, tasks) per group.
 
     A group of k tasks rounds its terms once, held k times in the product; the j-th
     squaring's coefficients are held ``k >> j`` times; every other multiplication's
-    once. The last one (:func:`_product_sum`) is exact."""
+    once. The last one, when only summed (:func:`_product_sum`), is exact."""
     roundings = work = 0
     lengths: list[int] = []
     for length, count in shape:
@@ -407,7 +463,11 @@ def _plan(shape: Sequence[tuple[int, int]], cut: int) -> _Plan:
         merged = min(first + second - 1, cut)
         roundings += merged
         heapq.heappush(lengths, merged)
-    roundings += 1  # the last product's sum, rounded once
+    if summed_last:
+        roundings += 1  # the last product's sum, rounded once
+    elif len(lengths) == 2:
+        work += _weight(lengths[0] + lengths[1])
+        roundings += min(lengths[0] + lengths[1] - 1, cut)
     return _Plan(roundings=roundings, work=work)
 
 
@@ -514,28 +574,26 @@ def _power(terms: tuple[int, ...], count: int, *, cut: int, bits: int) -> list[i
     return result
 
 
-def _grouped_lower_tail(
-    groups: Sequence[tuple[tuple[int, ...], int]], threshold: int, *, bits: int
-) -> int:
-    """P(sum <= threshold) times ``2**bits``, rounded up, for independent variables on
-    0.. given as (terms scaled by ``2**bits`` and rounded up, how many tasks share
-    them): never below the exact value of the scaled terms' sum, above it by at most
-    the units :func:`_plan` counts.
+def _merged(
+    groups: Sequence[tuple[tuple[int, ...], int]], *, cut: int, bits: int
+) -> list[list[int]]:
+    """The product of independent variables on 0.., given as (terms scaled by
+    ``2**bits`` and rounded up, how many tasks share them), left as its last one or
+    two factors (the caller multiplies or only sums them), each cut to ``cut``
+    coefficients and every coefficient rounded up: never below the exact product of
+    the scaled terms, above it by at most the units :func:`_plan` counts.
 
-    Every coefficient past ``threshold`` is dropped as soon as it appears: all variables
+    Every coefficient from ``cut`` on is dropped as soon as it appears: all variables
     are non-negative, so that mass never comes back below the threshold. The partial
     products are combined shortest first (a Huffman order), which keeps the long
-    multiplications few; the last one is only summed."""
-    if threshold < 0:
-        return 0
-    cut = threshold + 1
+    multiplications few."""
     heap = [
         (len(power), order, power)
         for order, (terms, count) in enumerate(groups)
         for power in [_power(terms, count, cut=cut, bits=bits)]
     ]
     if not heap:
-        return 1 << bits
+        return [[1 << bits]]
     heapq.heapify(heap)
     order = len(heap)
     while len(heap) > 2:
@@ -544,9 +602,7 @@ def _grouped_lower_tail(
         merged = _product(first, second, cut=cut, bits=bits)
         order += 1
         heapq.heappush(heap, (len(merged), order, merged))
-    if len(heap) == 1:
-        return sum(heap[0][2][:cut])
-    return _product_sum(heap[0][2], heap[1][2], cut=cut, bits=bits)
+    return [item for _, _, item in heap]
 
 
 def _product_sum(a: Sequence[int], b: Sequence[int], *, cut: int, bits: int) -> int:

@@ -257,3 +257,19 @@ def test_a_thousand_tasks_of_up_to_50_rollouts_are_exact_and_quick() -> None:
             exact.CONVOLUTION_BUDGET = saved
         assert got != normal, m  # the exact path was taken
         assert took < 2.0, f"{took:.2f} s"
+
+
+def test_both_tails_from_one_product_are_the_tails_asked_alone() -> None:
+    """Near "no change" the decline's product also gives the increase (the fixed check
+    asks for it next); each agrees with the tail computed on its own."""
+    rng = random.Random(12)
+    for _ in range(20):
+        tables = _suite(rng, tasks=rng.randint(5, 60), most=8, selected=False)
+        down, up = stratified_decline_p(tables), stratified_increase_p(tables)
+        exact._both_tails.clear()
+        alone_up = stratified_increase_p(tables)
+        exact._both_tails.clear()
+        alone_down = stratified_decline_p(tables, given_baseline_passed=False)
+        for got, want in ((down, alone_down), (up, alone_up)):
+            assert abs(got - want) <= 2.0**-50 + math.ulp(want), (got, want)
+        _assert_bounds(up, _rational_tail(tables, selected=False, upper=True), tables)
