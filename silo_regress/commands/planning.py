@@ -12,7 +12,7 @@ the smallest cap whose looks reach the power when the configured one does not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from silo_regress.commands.sources import baseline_source, load_project, parse_refs
@@ -38,14 +38,16 @@ def plan(request: PlanRequest) -> Plan:
     """The plan for every stats task the check would judge (or those ``refs`` name)."""
     from silo_regress.judging.statsgate import read_baseline_tally
     from silo_regress.judging.targets import select_targets
-    from silo_regress.project.config import Gate
+    from silo_regress.project.config import ConfigStyle, Gate
     from silo_regress.runs.cache import index_runs
     from silo_regress.stats.groupsequential import DEFAULT_LOOKS
     from silo_regress.stats.planning import (
         PRACTICAL_ROLLOUTS,
+        Override,
         SuiteTask,
         rollouts_to_detect,
         smallest_task_drop,
+        task_power,
     )
     from silo_regress.store.baselinenames import tally_relpath
 
@@ -68,7 +70,10 @@ def plan(request: PlanRequest) -> Plan:
     m = request.repeat or config.repeat or DEFAULT_M
     looks = config.sequential_looks or DEFAULT_LOOKS
     tasks = []
-    suite_tasks = []
+    suite_tasks: list[SuiteTask] = []
+    names: list[str] = []
+    overrides: list[Override] = []
+    tables_only = replace(config, repeat=None)
     for target in gated:
         tally = read_baseline_tally(source, target.ref)
         shown = config.relative(config.baselines_dir / tally_relpath(target.ref))
@@ -77,15 +82,24 @@ def plan(request: PlanRequest) -> Plan:
             continue
         rate = tally.passed / tally.rollouts if tally.rollouts else 0.0
         after = max(0.0, rate - request.detect)
+        need = rollouts_to_detect(
+            tally.passed, tally.rollouts, rate=after, alpha=ALPHA, power=request.power
+        )
         tasks.append(
             TaskPlan(
                 task=str(target.ref),
                 tally_path=shown,
                 base_passed=tally.passed,
                 base_rollouts=tally.rollouts,
-                rollouts=rollouts_to_detect(
-                    tally.passed, tally.rollouts, rate=after, alpha=ALPHA, power=request.power
-                ),
+                rollouts=need,
+                power=None
+                if need is None
+                else task_power(tally.passed, tally.rollouts, need, rate=after, alpha=ALPHA),
+                power_fewer=task_power(
+                    tally.passed, tally.rollouts, need - 1, rate=after, alpha=ALPHA
+                )
+                if need is not None and need > 1
+                else None,
                 smallest_drop=smallest_task_drop(
                     tally.passed, tally.rollouts, m, alpha=ALPHA, power=request.power
                 )
@@ -96,6 +110,13 @@ def plan(request: PlanRequest) -> Plan:
         )
         if tally.rollouts:
             suite_tasks.append(SuiteTask(tally.passed, tally.rollouts, after))
+            names.append(str(target.ref))
+            # A table's repeat outranks the top-level key the plan suggests.
+            own = tables_only.task_settings(
+                target.ref, environment=target.key[0] if target.key else None
+            ).repeat
+            if own is not None:
+                overrides.append(Override(str(target.ref), own))
     return Plan(
         detect=request.detect,
         power=request.power,
@@ -104,8 +125,13 @@ def plan(request: PlanRequest) -> Plan:
         looks=looks,
         looks_configured=config.sequential_looks is not None,
         tasks=tuple(tasks),
-        suite=_suite(suite_tasks, m=m, looks=looks, detect=request.detect, power=request.power),
+        suite=replace(
+            _suite(suite_tasks, m=m, looks=looks, detect=request.detect, power=request.power),
+            names=tuple(names),
+            overrides=tuple(overrides),
+        ),
         limit=PRACTICAL_ROLLOUTS,
+        pyproject=config.location.style is ConfigStyle.PYPROJECT,
     )
 
 
@@ -117,15 +143,18 @@ def _suite(
         PRACTICAL_ROLLOUTS,
         SuiteTask,
         plan_sequential,
+        suite_allocation,
         suite_power,
-        suite_rollouts,
     )
 
     live = [t for t in tasks if t.base_passed > 0]
     if not live:
         return SuitePlan(0, None, None, None, None)
     level = 0.9 * ALPHA
-    needed = suite_rollouts(live, level=level, power=power)
+    # Every task the check judges takes part in its suite test (one that never passed
+    # adds a table that cannot decline, and counts in the smallest-p branch's m).
+    allocation = suite_allocation(tasks, alpha=ALPHA, power=power)
+    needed = None if allocation is None else max(allocation.uniform.rollouts)
 
     def dropped(drop: float) -> list[SuiteTask]:
         return [
@@ -175,4 +204,4 @@ def _suite(
             else:
                 low = middle
         cap_needed = high
-    return SuitePlan(len(live), needed, smallest, configured, cap_needed)
+    return SuitePlan(len(live), needed, smallest, configured, cap_needed, allocation)
