@@ -138,11 +138,11 @@ def plan(request: PlanRequest) -> Plan:
 def _suite(
     tasks: list[SuiteTask], *, m: int, looks: tuple[int, ...], detect: float, power: float
 ) -> SuitePlan:
-    from silo_regress.stats.groupsequential import SequentialPolicy, levels_for
     from silo_regress.stats.planning import (
         PRACTICAL_ROLLOUTS,
+        SIMULATED_TASKS,
         SuiteTask,
-        plan_sequential,
+        simulated_sequential,
         suite_allocation,
         suite_power,
     )
@@ -175,33 +175,48 @@ def _suite(
                 low = middle
         smallest = high
 
-    def sequential(chosen: tuple[int, ...]) -> SequentialPlan:
-        policy = SequentialPolicy(looks=chosen)
-        levels = levels_for([t.base_rollouts for t in live], policy)
-        futility = [policy.futility_level(f) for f in levels.fractions[:-1]]
-        return plan_sequential(
-            live,
-            chosen,
-            alpha=policy.alpha,
-            suite_share=policy.suite_share,
-            gamma=policy.gamma,
-            futility=futility,
-            fractions=levels.fractions,
-        )
-
-    configured = sequential(looks)
+    # Over SIMULATED_TASKS tasks simulating is too slow for a command: approximate.
+    sequential = simulated_sequential if len(live) <= SIMULATED_TASKS else plan_policy
+    configured = sequential(live, looks)
 
     def scaled(cap: int) -> tuple[int, ...]:
         return tuple(sorted({max(1, round(x * cap / looks[-1])) for x in looks}))
 
-    cap_needed = None
-    if configured.power < power and sequential(scaled(PRACTICAL_ROLLOUTS)).power >= power:
+    # The smallest cap: the normal approximation's (bisected, cheap), then the
+    # simulated check's power there, a step up at a time while it falls short.
+    cap_needed = cap_power = None
+    if configured.power < power:
         low, high = looks[-1], PRACTICAL_ROLLOUTS  # power grows with the cap: bisect
-        while high - low > 1:
-            middle = (low + high) // 2
-            if sequential(scaled(middle)).power >= power:
-                high = middle
-            else:
-                low = middle
-        cap_needed = high
-    return SuitePlan(len(live), needed, smallest, configured, cap_needed, allocation)
+        if plan_policy(live, scaled(high)).power >= power:
+            while high - low > 1:
+                middle = (low + high) // 2
+                if plan_policy(live, scaled(middle)).power >= power:
+                    high = middle
+                else:
+                    low = middle
+        for cap in range(max(high, looks[-1] + 1), PRACTICAL_ROLLOUTS + 1):
+            cap_power = sequential(live, scaled(cap)).power
+            if cap_power >= power:
+                cap_needed = cap
+                break
+    return SuitePlan(len(live), needed, smallest, configured, cap_needed, cap_power, allocation)
+
+
+def plan_policy(tasks: list[SuiteTask], looks: tuple[int, ...]) -> SequentialPlan:
+    """The sequential check with these looks (the default design otherwise), for
+    tasks whose baseline passed: its power and costs by the normal approximation."""
+    from silo_regress.stats.groupsequential import SequentialPolicy, levels_for
+    from silo_regress.stats.planning import plan_sequential
+
+    policy = SequentialPolicy(looks=looks)
+    levels = levels_for([t.base_rollouts for t in tasks], policy)
+    futility = [policy.futility_level(f) for f in levels.fractions[:-1]]
+    return plan_sequential(
+        tasks,
+        looks,
+        alpha=policy.alpha,
+        suite_share=policy.suite_share,
+        gamma=policy.gamma,
+        futility=futility,
+        fractions=levels.fractions,
+    )

@@ -69,9 +69,11 @@ def render_plan(plan: Plan) -> str:
         )
         if seq.power < plan.power:
             lines.append(
-                f"  below {plan.power:g}: a cap of {suite.cap_needed} (looks scaled) would reach it"
+                f"  below {plan.power:g}: a cap of {suite.cap_needed} (looks scaled) gives "
+                f"{suite.cap_power:.2f}"
                 if suite.cap_needed is not None
-                else f"  below {plan.power:g}: no cap up to {plan.limit} reaches it"
+                else f"  below {plan.power:g}: no cap up to {plan.limit} reaches it (by a "
+                "normal approximation, confirmed on simulated checks)"
             )
     allocation = suite.allocation
     how = (
@@ -81,7 +83,8 @@ def render_plan(plan: Plan) -> str:
     )
     lines.append(
         f"(per-task powers exact, at the tally's own rate; the suite's rollouts and powers "
-        f"{how}; the smallest drops and the sequential check by a normal approximation)"
+        f"{how}, and so are the sequential check's; the smallest drops by a normal "
+        "approximation)"
     )
     return "\n".join(lines) + "\n"
 
