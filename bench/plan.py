@@ -16,7 +16,7 @@ the rate (its passes rounded) is what the plan reads; every task falls by the dr
   check's own suite decision (:func:`silo_regress.stats.verdicts.decide_suite`, a
   failing suite verdict), on fresh random numbers (not the plan's seed).
 - Sequential: the power `plan` prints for the sequential check (seeded simulations,
-  :func:`silo_regress.stats.planning.simulated_sequential`) and 0.4's normal
+  :func:`silo_regress.commands.planning.simulated_sequential`) and 0.4's normal
   approximation (:func:`silo_regress.commands.planning.plan_policy`) against the
   check's own looks (:func:`silo_regress.stats.groupsequential.decide_look`) simulated
   on fresh random numbers.
@@ -30,7 +30,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from silo_regress.commands.planning import plan_policy
+from silo_regress.commands.planning import plan_policy, simulated_sequential
 from silo_regress.stats.exact import Table, decline_p
 from silo_regress.stats.groupsequential import (
     DEFAULT_LOOKS,
@@ -42,7 +42,6 @@ from silo_regress.stats.planning import (
     SuiteAllocation,
     SuiteTask,
     rollouts_to_detect,
-    simulated_sequential,
     suite_allocation,
     task_power,
 )

@@ -198,7 +198,7 @@ def suite_declines(tables: Sequence[Table], *, alpha: float) -> bool:
     return min(1.0, len(tables) * smallest) <= (1 - SUITE_SHARE) * alpha
 
 
-class _Draws:
+class SeededRollouts:
     """Seeded candidate passes, the same rollouts for every allocation tried (common
     random numbers): the k-th rollout of a task in a simulated check passes or not
     whatever else the allocation gives, so allocations compare on the same luck and
@@ -222,7 +222,7 @@ class _Draws:
 
 
 def _simulated_power(
-    tasks: Sequence[SuiteTask], counts: Sequence[int], draws: _Draws, *, alpha: float
+    tasks: Sequence[SuiteTask], counts: Sequence[int], draws: SeededRollouts, *, alpha: float
 ) -> float:
     """The share of the simulated checks whose global step rejects."""
     hits = 0
@@ -251,7 +251,7 @@ def simulated_suite_power(
     own tests, :func:`suite_declines`) finds the decline: candidates drawn at each
     task's rate after the drop, ``cand_rollouts`` a task (or one count per task)."""
     counts = [cand_rollouts] * len(tasks) if isinstance(cand_rollouts, int) else list(cand_rollouts)
-    draws = _Draws([t.rate_after for t in tasks], checks=checks, seed=seed)
+    draws = SeededRollouts([t.rate_after for t in tasks], checks=checks, seed=seed)
     return _simulated_power(tasks, counts, draws, alpha=alpha)
 
 
@@ -341,7 +341,7 @@ def suite_allocation(
     if not live:
         return None
     simulated = len(tasks) <= SIMULATED_TASKS
-    draws = _Draws([t.rate_after for t in tasks], checks=checks, seed=seed)
+    draws = SeededRollouts([t.rate_after for t in tasks], checks=checks, seed=seed)
     known: dict[tuple[int, ...], float] = {}
 
     def power_of(counts: tuple[int, ...]) -> float:
@@ -453,56 +453,6 @@ def plan_sequential(
 
     power, with_drop, rounds_drop = costs(drift)
     _, no_change, rounds_none = costs(0.0)
-    return SequentialPlan(looks, power, no_change, with_drop, rounds_none, rounds_drop)
-
-
-def simulated_sequential(
-    tasks: Sequence[SuiteTask],
-    looks: tuple[int, ...],
-    *,
-    checks: int = SIMULATED_CHECKS,
-    seed: int = 32,
-) -> SequentialPlan:
-    """Power and costs of the sequential check with these looks (the default design
-    otherwise) on seeded simulated checks of its own looks
-    (:func:`silo_regress.stats.groupsequential.decide_look`): with the drop (each task
-    at ``rate_after``) and with no change (at the tally's rate). The normal
-    approximation (:func:`plan_sequential`) was off by up to 0.2 in power on small
-    suites (bench/plan.py --part sequential)."""
-    # groupsequential imports verdicts, which imports this module: import on use
-    from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, decide_look
-    from silo_regress.stats.tally import Tally
-    from silo_regress.stats.verdicts import Evidence
-
-    policy = SequentialPolicy(looks=looks)
-    names = [f"T{i}" for i in range(len(tasks))]
-    baselines = [Tally(t.base_rollouts, t.base_passed) for t in tasks]
-
-    def run(rates: Sequence[float]) -> tuple[float, float, float]:
-        draws = _Draws(rates, checks=checks, seed=seed)
-        rejects = rollouts = rounds = 0
-        for check in range(checks):
-            made = [0] * len(tasks)
-            evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]
-            decision = decide_look(evidence, policy, look=0)
-            look = 0
-            while not decision.done:
-                look += 1
-                more = {t.task: t.more for t in decision.running}
-                made = [m + more.get(n, 0) for n, m in zip(names, made, strict=True)]
-                evidence = [
-                    Evidence(n, b, Tally(m, draws.passes(check, i, m)) if m else None)
-                    for i, (n, b, m) in enumerate(zip(names, baselines, made, strict=True))
-                ]
-                decision = decide_look(evidence, policy, look=look)
-            rejects += decision.suite is SuiteStep.REJECT
-            live = sum(1 for t in tasks if t.base_passed > 0) or 1
-            rollouts += sum(made) / live
-            rounds += look
-        return rejects / checks, rollouts / checks, rounds / checks
-
-    power, with_drop, rounds_drop = run([t.rate_after for t in tasks])
-    _, no_change, rounds_none = run([t.base_passed / t.base_rollouts for t in tasks])
     return SequentialPlan(looks, power, no_change, with_drop, rounds_none, rounds_drop)
 
 
