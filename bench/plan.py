@@ -167,8 +167,6 @@ def part_grid(checks: int, seed: int) -> None:
         for rate in (0.6, 0.8, 0.95):
             passed = round(rate * TALLY)
             for drop in DROPS:
-                if n == 5 and drop < 0.3:
-                    continue  # 5 tasks against tallies of 20: beyond 60 a task
                 tasks = [SuiteTask(passed, TALLY, max(0.0, rate - drop))] * n
                 row, gap = suite_row(f"{n} x {rate} / {drop}", tasks, checks=checks, rng=rng)
                 print(row, flush=True)

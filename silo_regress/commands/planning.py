@@ -247,7 +247,8 @@ def simulated_sequential(
 
     def run(rates: Sequence[float]) -> tuple[float, float, float]:
         draws = SeededRollouts(rates, checks=checks, seed=seed)
-        rejects = rollouts = rounds = 0
+        rejects = rounds = 0
+        rollouts = 0.0
         for check in range(checks):
             made = [0] * len(tasks)
             evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]

@@ -77,7 +77,8 @@ def render_plan(plan: Plan) -> str:
             )
     allocation = suite.allocation
     how = (
-        f"on {SIMULATED_CHECKS:,} seeded simulated checks of the check's own suite test"
+        f"on {SIMULATED_CHECKS:,} seeded simulated checks of the check's own suite test "
+        "(one standard error about 0.013 at 0.8)"
         if allocation is None or allocation.simulated
         else "by a normal approximation (over 200 tasks)"
     )
