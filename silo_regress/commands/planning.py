@@ -234,7 +234,7 @@ def simulated_sequential(
     (:func:`silo_regress.stats.groupsequential.decide_look`): with the drop (each task
     at ``rate_after``) and with no change (at the tally's rate). The normal
     approximation (:func:`silo_regress.stats.planning.plan_sequential`) was off by
-    up to 0.13 in power on suites of 5 and 20 tasks (bench/plan.py --part sequential)."""
+    up to 0.10 in power on suites of 5 and 20 tasks (bench/plan.py --part sequential)."""
     from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, decide_look
     from silo_regress.stats.planning import SIMULATED_CHECKS, SeededRollouts
     from silo_regress.stats.tally import Tally
