@@ -3,11 +3,14 @@ tallies the check would compare with.
 
 Per stats task: the fixed M at which its own test (one-sided Fisher at alpha) catches
 a drop of ``detect`` in its pass rate with ``power``, and the smallest drop the
-configured M catches. For the suite (every task down by ``detect``): the fixed M at
-which the stratified test (the global step's 0.9 alpha) does, the smallest drop the
-configured M catches, and the sequential check with the configured looks (its power,
-and the rollouts a task and rounds it takes with no change and with the drop), with
-the smallest cap whose looks reach the power when the configured one does not.
+configured M catches. For the suite (every task down by ``detect``): the fewest
+rollouts, M or M + 1 a task, at which the check's suite decision catches it, with
+their power, the power of one fewer and of the equal M, and the tasks whose own table
+sets ``repeat`` (the allocation is printed as config keys); the smallest drop the
+configured M catches; and the sequential check with the configured looks (its power,
+and the rollouts a task and rounds it takes with no change and with the drop, from
+simulated checks of ``decide_look``), with the smallest cap whose looks reach the
+power when the configured one does not.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""How many rollouts a check needs: per task exactly, for the suite by the normal
-approximation of the stratified test, for a fixed M and for the sequential check.
+"""How many rollouts a check needs: per task exactly; for the suite, the fewest
+rollouts spread M or M + 1 a task, with powers from seeded simulated checks of the
+check's own suite decision; a normal approximation as a first guess and for the
+smallest drops (and, for the sequential check, in commands/planning.py's cap search).
 
 Per task, against its recorded baseline tally ``a`` of ``n1``: the check's one-sided
 Fisher test at alpha flags ``c`` of ``M`` candidate passes when ``c`` is at most the
@@ -8,11 +10,13 @@ independently at ``rate``, its power is the binomial chance of that, computed ex
 The rate a task drops from is its tally's rate (the tally is the baseline every check
 compares with, so it is the rate the plan is for).
 
-For the suite, the stratified test's score over the tasks is close to normal with mean
-``sum w_i d_i`` and variance ``sum w_i v_i`` (``w = n1 M / (n1 + M)``, ``d`` the drop,
-``v = p (1 - p)`` at the pooled rate): the power at level ``l`` is
-``P(Z > z_l - mean / sd)``. The sequential check's power, rollouts and rounds come from
-the same drift through :func:`silo_regress.stats.spending.rejection_chances`.
+For the suite the exact test is discrete: one rollout a task more can move its power
+from 0.79 to 0.97, so the plan searches allocations (:func:`suite_allocation`) and
+measures each on the same seeded simulated rollouts (:class:`SeededRollouts`), judged
+by :func:`suite_declines`, the check's global step. The normal approximation (the
+stratified score close to normal with mean ``sum w_i d_i`` and variance
+``sum w_i v_i``, ``w = n1 M / (n1 + M)``) gives the search its first guess, decides
+alone above :data:`SIMULATED_TASKS` tasks, and gives the smallest drops.
 
 Hints stay practical: a count above :data:`PRACTICAL_ROLLOUTS` is not suggested (None),
 as no team runs an agent 219 times a task to settle one check.
@@ -403,16 +407,6 @@ def suite_allocation(
         simulated=simulated,
         checks=checks if simulated else 0,
     )
-
-
-def suite_rollouts(
-    tasks: Sequence[SuiteTask], *, level: float, power: float, limit: int = PRACTICAL_ROLLOUTS
-) -> int | None:
-    """The fewest equal rollouts a task at which the check's global step finds the
-    drop with ``power`` (:func:`suite_allocation`'s uniform count); None above
-    ``limit``."""
-    found = suite_allocation(tasks, alpha=level / SUITE_SHARE, power=power, limit=limit)
-    return None if found is None else max(found.uniform.rollouts)
 
 
 @dataclass(frozen=True)
