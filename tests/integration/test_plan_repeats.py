@@ -33,3 +33,24 @@ def test_check_run_gives_each_task_its_own_repeat_and_judges_the_suite_on_them(
     made = {t["task"]: t["candidate"]["rollouts"] for t in stats["tasks"]}
     assert made == {"TASK-001": 3, "TASK-002": 2}, made
     assert stats["suite"]["candidate"]["rollouts"] == 5, stats["suite"]
+
+
+def test_the_sequential_check_runs_its_looks_whatever_a_task_s_repeat_says(
+    tmp_path: Path, control: Path
+) -> None:
+    # The sequential policy decides each task's rollouts look by look; a task's own
+    # repeat (an allocation `plan` printed for the fixed check) does not change them.
+    project = silo_project(tmp_path, "sequential = {looks = [2, 4]}\n" + CONFIG)
+    for task in ("TASK-001", "TASK-002"):
+        project.add_run(task)
+    behave(control, **{t: {"mode": "vary", "modes": ["ok"]} for t in ("TASK-001", "TASK-002")})
+    restart_count(control)
+    recorded = project.cli("record", "--repeat", "4", "--jobs", "1", "--all")
+    assert recorded.exit_code == 0, recorded.output
+    restart_count(control)
+    done = project.cli("check", "--run", "--jobs", "1", "--format", "json")
+    # (exit 1: stopped for futility at 2 a task, every task is insufficient-data)
+    assert "look 1 (2 rollouts a task)" in done.stderr, done.output
+    stats: dict[str, Any] = json.loads(done.stdout)["stats"]
+    made = {t["task"]: t["candidate"]["rollouts"] for t in stats["tasks"]}
+    assert made["TASK-001"] == made["TASK-002"] in (2, 4), made
