@@ -142,5 +142,12 @@ def _config_lines(suite: SuitePlan, plan: Plan) -> list[str]:
         + (", and in each task's table:" if tasks else "")
     ]
     lines += [f'    [{prefix}tasks."{n}"] repeat = {counts[n]}' for n in tasks]
-    lines.append("  then `silo-regress check --run` (a --repeat N would give every task N)")
+    if plan.looks_configured:
+        # check --run with the sequential key and no --repeat runs the looks instead
+        lines.append(
+            "  then `silo-regress check --run` without the `sequential` key (with it, "
+            "check --run runs its looks; a --repeat N would give every task N)"
+        )
+    else:
+        lines.append("  then `silo-regress check --run` (a --repeat N would give every task N)")
     return lines

@@ -81,6 +81,9 @@ def test_plan_reads_the_configured_looks_and_m_and_the_tallies_of_a_revision(
     done = project.cli("plan", "--detect", "0.15")
     assert "configured M = 12" in done.stdout
     assert "looks [3, 6, 12] (configured)" in done.stdout
+    # with the sequential key, check --run would run the looks, not the allocation
+    big = project.cli("plan", "--detect", "0.45").stdout
+    assert "then `silo-regress check --run` without the `sequential` key" in big, big
     assert "TASK-001: tally 10/20" in done.stdout  # the working tree
     committed = project.cli("plan", "--detect", "0.15", "--against", "HEAD")
     assert "TASK-001: tally 19/20" in committed.stdout  # the commit
