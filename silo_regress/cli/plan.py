@@ -47,9 +47,11 @@ def plan(
     """How many rollouts a check needs to detect a drop in pass rate.
 
     From the stats tasks' tallies: per task, the fixed M at which its own test
-    catches the drop with the power asked, and the smallest drop the configured M
-    catches; for the suite, the same for every task down by the drop, and the
-    sequential check's power, rollouts and rounds. Writes nothing.
+    catches the drop with the power asked (with its power and that of M - 1), and the
+    smallest drop the configured M catches; for the suite (every task down by the
+    drop), the fewest rollouts, M or M + 1 a task, that reach the power, with their
+    power and the config keys that run them, and the sequential check's power,
+    rollouts and rounds. Writes nothing.
     """
     from silo_regress.commands.planning import PlanRequest
     from silo_regress.commands.planning import plan as make_plan

@@ -3,16 +3,20 @@ tallies the check would compare with.
 
 Per stats task: the fixed M at which its own test (one-sided Fisher at alpha) catches
 a drop of ``detect`` in its pass rate with ``power``, and the smallest drop the
-configured M catches. For the suite (every task down by ``detect``): the fixed M at
-which the stratified test (the global step's 0.9 alpha) does, the smallest drop the
-configured M catches, and the sequential check with the configured looks (its power,
-and the rollouts a task and rounds it takes with no change and with the drop), with
-the smallest cap whose looks reach the power when the configured one does not.
+configured M catches. For the suite (every task down by ``detect``): the fewest
+rollouts, M or M + 1 a task, at which the check's suite decision catches it, with
+their power, the power of one fewer and of the equal M, and the tasks whose own table
+sets ``repeat`` (the allocation is printed as config keys); the smallest drop the
+configured M catches; and the sequential check with the configured looks (its power,
+and the rollouts a task and rounds it takes with no change and with the drop, from
+simulated checks of ``decide_look``), with the smallest cap whose looks reach the
+power when the configured one does not.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from silo_regress.commands.sources import baseline_source, load_project, parse_refs
@@ -38,14 +42,16 @@ def plan(request: PlanRequest) -> Plan:
     """The plan for every stats task the check would judge (or those ``refs`` name)."""
     from silo_regress.judging.statsgate import read_baseline_tally
     from silo_regress.judging.targets import select_targets
-    from silo_regress.project.config import Gate
+    from silo_regress.project.config import ConfigStyle, Gate
     from silo_regress.runs.cache import index_runs
     from silo_regress.stats.groupsequential import DEFAULT_LOOKS
     from silo_regress.stats.planning import (
         PRACTICAL_ROLLOUTS,
+        Override,
         SuiteTask,
         rollouts_to_detect,
         smallest_task_drop,
+        task_power,
     )
     from silo_regress.store.baselinenames import tally_relpath
 
@@ -68,7 +74,10 @@ def plan(request: PlanRequest) -> Plan:
     m = request.repeat or config.repeat or DEFAULT_M
     looks = config.sequential_looks or DEFAULT_LOOKS
     tasks = []
-    suite_tasks = []
+    suite_tasks: list[SuiteTask] = []
+    names: list[str] = []
+    overrides: list[Override] = []
+    tables_only = replace(config, repeat=None)
     for target in gated:
         tally = read_baseline_tally(source, target.ref)
         shown = config.relative(config.baselines_dir / tally_relpath(target.ref))
@@ -77,15 +86,24 @@ def plan(request: PlanRequest) -> Plan:
             continue
         rate = tally.passed / tally.rollouts if tally.rollouts else 0.0
         after = max(0.0, rate - request.detect)
+        need = rollouts_to_detect(
+            tally.passed, tally.rollouts, rate=after, alpha=ALPHA, power=request.power
+        )
         tasks.append(
             TaskPlan(
                 task=str(target.ref),
                 tally_path=shown,
                 base_passed=tally.passed,
                 base_rollouts=tally.rollouts,
-                rollouts=rollouts_to_detect(
-                    tally.passed, tally.rollouts, rate=after, alpha=ALPHA, power=request.power
-                ),
+                rollouts=need,
+                power=None
+                if need is None
+                else task_power(tally.passed, tally.rollouts, need, rate=after, alpha=ALPHA),
+                power_fewer=task_power(
+                    tally.passed, tally.rollouts, need - 1, rate=after, alpha=ALPHA
+                )
+                if need is not None and need > 1
+                else None,
                 smallest_drop=smallest_task_drop(
                     tally.passed, tally.rollouts, m, alpha=ALPHA, power=request.power
                 )
@@ -96,6 +114,13 @@ def plan(request: PlanRequest) -> Plan:
         )
         if tally.rollouts:
             suite_tasks.append(SuiteTask(tally.passed, tally.rollouts, after))
+            names.append(str(target.ref))
+            # A table's repeat outranks the top-level key the plan suggests.
+            own = tables_only.task_settings(
+                target.ref, environment=target.key[0] if target.key else None
+            ).repeat
+            if own is not None:
+                overrides.append(Override(str(target.ref), own))
     return Plan(
         detect=request.detect,
         power=request.power,
@@ -104,28 +129,35 @@ def plan(request: PlanRequest) -> Plan:
         looks=looks,
         looks_configured=config.sequential_looks is not None,
         tasks=tuple(tasks),
-        suite=_suite(suite_tasks, m=m, looks=looks, detect=request.detect, power=request.power),
+        suite=replace(
+            _suite(suite_tasks, m=m, looks=looks, detect=request.detect, power=request.power),
+            names=tuple(names),
+            overrides=tuple(overrides),
+        ),
         limit=PRACTICAL_ROLLOUTS,
+        pyproject=config.location.style is ConfigStyle.PYPROJECT,
     )
 
 
 def _suite(
     tasks: list[SuiteTask], *, m: int, looks: tuple[int, ...], detect: float, power: float
 ) -> SuitePlan:
-    from silo_regress.stats.groupsequential import SequentialPolicy, levels_for
     from silo_regress.stats.planning import (
         PRACTICAL_ROLLOUTS,
+        SIMULATED_TASKS,
         SuiteTask,
-        plan_sequential,
+        suite_allocation,
         suite_power,
-        suite_rollouts,
     )
 
     live = [t for t in tasks if t.base_passed > 0]
     if not live:
         return SuitePlan(0, None, None, None, None)
     level = 0.9 * ALPHA
-    needed = suite_rollouts(live, level=level, power=power)
+    # Every task the check judges takes part in its suite test (one that never passed
+    # adds a table that cannot decline, and counts in the smallest-p branch's m).
+    allocation = suite_allocation(tasks, alpha=ALPHA, power=power)
+    needed = None if allocation is None else max(allocation.uniform.rollouts)
 
     def dropped(drop: float) -> list[SuiteTask]:
         return [
@@ -146,33 +178,100 @@ def _suite(
                 low = middle
         smallest = high
 
-    def sequential(chosen: tuple[int, ...]) -> SequentialPlan:
-        policy = SequentialPolicy(looks=chosen)
-        levels = levels_for([t.base_rollouts for t in live], policy)
-        futility = [policy.futility_level(f) for f in levels.fractions[:-1]]
-        return plan_sequential(
-            live,
-            chosen,
-            alpha=policy.alpha,
-            suite_share=policy.suite_share,
-            gamma=policy.gamma,
-            futility=futility,
-            fractions=levels.fractions,
-        )
-
-    configured = sequential(looks)
+    # Over SIMULATED_TASKS tasks simulating is too slow for a command: approximate.
+    sequential = simulated_sequential if len(live) <= SIMULATED_TASKS else plan_policy
+    configured = sequential(live, looks)
 
     def scaled(cap: int) -> tuple[int, ...]:
         return tuple(sorted({max(1, round(x * cap / looks[-1])) for x in looks}))
 
-    cap_needed = None
-    if configured.power < power and sequential(scaled(PRACTICAL_ROLLOUTS)).power >= power:
+    # The smallest cap: the normal approximation's (bisected, cheap), then the
+    # simulated check's power there, a step up at a time while it falls short.
+    cap_needed = cap_power = None
+    if configured.power < power:
         low, high = looks[-1], PRACTICAL_ROLLOUTS  # power grows with the cap: bisect
-        while high - low > 1:
-            middle = (low + high) // 2
-            if sequential(scaled(middle)).power >= power:
-                high = middle
-            else:
-                low = middle
-        cap_needed = high
-    return SuitePlan(len(live), needed, smallest, configured, cap_needed)
+        if plan_policy(live, scaled(high)).power >= power:
+            while high - low > 1:
+                middle = (low + high) // 2
+                if plan_policy(live, scaled(middle)).power >= power:
+                    high = middle
+                else:
+                    low = middle
+        for cap in range(max(high, looks[-1] + 1), PRACTICAL_ROLLOUTS + 1):
+            cap_power = sequential(live, scaled(cap)).power
+            if cap_power >= power:
+                cap_needed = cap
+                break
+    return SuitePlan(len(live), needed, smallest, configured, cap_needed, cap_power, allocation)
+
+
+def plan_policy(tasks: list[SuiteTask], looks: tuple[int, ...]) -> SequentialPlan:
+    """The sequential check with these looks (the default design otherwise), for
+    tasks whose baseline passed: its power and costs by the normal approximation."""
+    from silo_regress.stats.groupsequential import SequentialPolicy, levels_for
+    from silo_regress.stats.planning import plan_sequential
+
+    policy = SequentialPolicy(looks=looks)
+    levels = levels_for([t.base_rollouts for t in tasks], policy)
+    futility = [policy.futility_level(f) for f in levels.fractions[:-1]]
+    return plan_sequential(
+        tasks,
+        looks,
+        alpha=policy.alpha,
+        suite_share=policy.suite_share,
+        gamma=policy.gamma,
+        futility=futility,
+        fractions=levels.fractions,
+    )
+
+
+def simulated_sequential(
+    tasks: Sequence[SuiteTask],
+    looks: tuple[int, ...],
+    *,
+    checks: int | None = None,
+    seed: int = 32,
+) -> SequentialPlan:
+    """Power and costs of the sequential check with these looks (the default design
+    otherwise) on seeded simulated checks of its own looks
+    (:func:`silo_regress.stats.groupsequential.decide_look`): with the drop (each task
+    at ``rate_after``) and with no change (at the tally's rate). The normal
+    approximation (:func:`silo_regress.stats.planning.plan_sequential`) was off by
+    up to 0.10 in power on suites of 5 and 20 tasks (bench/plan.py --part sequential)."""
+    from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, decide_look
+    from silo_regress.stats.planning import SIMULATED_CHECKS, SeededRollouts
+    from silo_regress.stats.tally import Tally
+    from silo_regress.stats.verdicts import Evidence
+
+    checks = SIMULATED_CHECKS if checks is None else checks
+    policy = SequentialPolicy(looks=looks)
+    names = [f"T{i}" for i in range(len(tasks))]
+    baselines = [Tally(t.base_rollouts, t.base_passed) for t in tasks]
+
+    def run(rates: Sequence[float]) -> tuple[float, float, float]:
+        draws = SeededRollouts(rates, checks=checks, seed=seed)
+        rejects = rounds = 0
+        rollouts = 0.0
+        for check in range(checks):
+            made = [0] * len(tasks)
+            evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]
+            decision = decide_look(evidence, policy, look=0)
+            look = 0
+            while not decision.done:
+                look += 1
+                more = {t.task: t.more for t in decision.running}
+                made = [m + more.get(n, 0) for n, m in zip(names, made, strict=True)]
+                evidence = [
+                    Evidence(n, b, Tally(m, draws.passes(check, i, m)) if m else None)
+                    for i, (n, b, m) in enumerate(zip(names, baselines, made, strict=True))
+                ]
+                decision = decide_look(evidence, policy, look=look)
+            rejects += decision.suite is SuiteStep.REJECT
+            live = sum(1 for t in tasks if t.base_passed > 0) or 1
+            rollouts += sum(made) / live
+            rounds += look
+        return rejects / checks, rollouts / checks, rounds / checks
+
+    power, with_drop, rounds_drop = run([t.rate_after for t in tasks])
+    _, no_change, rounds_none = run([t.base_passed / t.base_rollouts for t in tasks])
+    return SequentialPlan(looks, power, no_change, with_drop, rounds_none, rounds_drop)

@@ -1,5 +1,7 @@
-"""How many rollouts a check needs: per task exactly, for the suite by the normal
-approximation of the stratified test, for a fixed M and for the sequential check.
+"""How many rollouts a check needs: per task exactly; for the suite, the fewest
+rollouts spread M or M + 1 a task, with powers from seeded simulated checks of the
+check's own suite decision; a normal approximation as a first guess and for the
+smallest drops (and, for the sequential check, in commands/planning.py's cap search).
 
 Per task, against its recorded baseline tally ``a`` of ``n1``: the check's one-sided
 Fisher test at alpha flags ``c`` of ``M`` candidate passes when ``c`` is at most the
@@ -8,11 +10,13 @@ independently at ``rate``, its power is the binomial chance of that, computed ex
 The rate a task drops from is its tally's rate (the tally is the baseline every check
 compares with, so it is the rate the plan is for).
 
-For the suite, the stratified test's score over the tasks is close to normal with mean
-``sum w_i d_i`` and variance ``sum w_i v_i`` (``w = n1 M / (n1 + M)``, ``d`` the drop,
-``v = p (1 - p)`` at the pooled rate): the power at level ``l`` is
-``P(Z > z_l - mean / sd)``. The sequential check's power, rollouts and rounds come from
-the same drift through :func:`silo_regress.stats.spending.rejection_chances`.
+For the suite the exact test is discrete: one rollout a task more can move its power
+from 0.79 to 0.97, so the plan searches allocations (:func:`suite_allocation`) and
+measures each on the same seeded simulated rollouts (:class:`SeededRollouts`), judged
+by :func:`suite_declines`, the check's global step. The normal approximation (the
+stratified score close to normal with mean ``sum w_i d_i`` and variance
+``sum w_i v_i``, ``w = n1 M / (n1 + M)``) gives the search its first guess, decides
+alone above :data:`SIMULATED_TASKS` tasks, and gives the smallest drops.
 
 Hints stay practical: a count above :data:`PRACTICAL_ROLLOUTS` is not suggested (None),
 as no team runs an agent 219 times a task to settle one check.
@@ -147,17 +151,20 @@ def _drift(tasks: Sequence[SuiteTask], cand_rollouts: int) -> float:
     return mean / math.sqrt(spread) if spread > 0 else 0.0
 
 
-def suite_power(tasks: Sequence[SuiteTask], cand_rollouts: int, *, level: float) -> float:
+def suite_power(
+    tasks: Sequence[SuiteTask], cand_rollouts: int | Sequence[int], *, level: float
+) -> float:
     """The fixed check's chance of rejecting the suite at ``level`` (its stratified
     branch) against these baseline tallies, by a normal approximation of the test given
     the tallies: its statistic ``sum (n1 C - M a) / N`` is linear in the candidate's
     passes C (binomial at the rate after the drop), and it rejects below ``-z sd0``,
     sd0 from the hypergeometric variance at the expected totals (with a continuity
-    correction, as the exact test is discrete)."""
-    m = cand_rollouts
+    correction, as the exact test is discrete). ``cand_rollouts``: one count for every
+    task, or one a task."""
+    counts = [cand_rollouts] * len(tasks) if isinstance(cand_rollouts, int) else list(cand_rollouts)
     mean = spread = null = step = 0.0
     live = 0
-    for task in tasks:
+    for task, m in zip(tasks, counts, strict=True):
         if task.base_passed == 0:
             continue
         n1, a, rate = task.base_rollouts, task.base_passed, task.rate_after
@@ -176,48 +183,230 @@ def suite_power(tasks: Sequence[SuiteTask], cand_rollouts: int, *, level: float)
     return 1 - normal_tail((bound - mean) / math.sqrt(spread))
 
 
-SIMULATED_CHECKS = 300  # the suite M is confirmed on this many seeded simulated checks
-_SIMULATED_TASKS = 200  # above this many tasks the approximation alone decides
+SIMULATED_CHECKS = 1000  # a suite power is the share of this many seeded simulated checks
+SIMULATED_TASKS = 200  # above this many tasks the normal approximation alone decides
+LEAST_ROLLOUTS = 2  # check --run refuses a stats task fewer (commands/checking.py)
+SUITE_SHARE = 0.9  # of alpha, to the stratified branch of the check's global step
+
+
+def suite_declines(tables: Sequence[Table], *, alpha: float) -> bool:
+    """The fixed check's global step (stats/verdicts.py ``decide_suite``): the exact
+    stratified test at 0.9 alpha, or the smallest task p times the number of tasks at
+    0.1 alpha. (Repeated here as verdicts imports this module; a unit test holds the
+    two together.)"""
+    if not tables:
+        return False
+    if stratified_decline_p(tables) <= SUITE_SHARE * alpha:
+        return True
+    smallest = min(decline_p(t) for t in tables)
+    return min(1.0, len(tables) * smallest) <= (1 - SUITE_SHARE) * alpha
+
+
+class SeededRollouts:
+    """Seeded candidate passes, the same rollouts for every allocation tried (common
+    random numbers): the k-th rollout of a task in a simulated check passes or not
+    whatever else the allocation gives, so allocations compare on the same luck and
+    the search's power rises with the rollouts, not with the noise."""
+
+    def __init__(self, rates: Sequence[float], *, checks: int, seed: int) -> None:
+        self._rates = tuple(rates)
+        self._rngs = [random.Random(seed * 1_000_003 + c) for c in range(checks)]
+        self._passes = [[[0] for _ in rates] for _ in range(checks)]
+
+    @property
+    def checks(self) -> int:
+        return len(self._rngs)
+
+    def passes(self, check: int, task: int, rollouts: int) -> int:
+        made = self._passes[check][task]
+        rate, rng = self._rates[task], self._rngs[check]
+        while len(made) <= rollouts:
+            made.append(made[-1] + (rng.random() < rate))
+        return made[rollouts]
+
+
+def _simulated_power(
+    tasks: Sequence[SuiteTask], counts: Sequence[int], draws: SeededRollouts, *, alpha: float
+) -> float:
+    """The share of the simulated checks whose global step rejects."""
+    hits = 0
+    seen: dict[tuple[Table, ...], bool] = {}
+    for check in range(draws.checks):
+        tables = tuple(
+            Table(t.base_passed, t.base_rollouts, draws.passes(check, i, m), m)
+            for i, (t, m) in enumerate(zip(tasks, counts, strict=True))
+        )
+        key = tuple(sorted(tables, key=lambda t: (t.base_passed, t.base_rollouts, t.cand_passed)))
+        if key not in seen:
+            seen[key] = suite_declines(tables, alpha=alpha)
+        hits += seen[key]
+    return hits / draws.checks
 
 
 def simulated_suite_power(
-    tasks: Sequence[SuiteTask], cand_rollouts: int, *, level: float, checks: int, seed: int = 32
+    tasks: Sequence[SuiteTask],
+    cand_rollouts: int | Sequence[int],
+    *,
+    alpha: float,
+    checks: int,
+    seed: int = 32,
 ) -> float:
-    """The share of ``checks`` seeded simulated checks in which the exact stratified
-    test rejects at ``level``: candidates drawn at each task's rate after the drop."""
-    rng = random.Random(seed)
+    """The share of ``checks`` seeded simulated checks whose global step (the check's
+    own tests, :func:`suite_declines`) finds the decline: candidates drawn at each
+    task's rate after the drop, ``cand_rollouts`` a task (or one count per task)."""
+    counts = [cand_rollouts] * len(tasks) if isinstance(cand_rollouts, int) else list(cand_rollouts)
+    draws = SeededRollouts([t.rate_after for t in tasks], checks=checks, seed=seed)
+    return _simulated_power(tasks, counts, draws, alpha=alpha)
+
+
+def _information_gain(task: SuiteTask, rollouts: int) -> float:
+    """What one more rollout (past ``rollouts``) adds to the stratified test's signal:
+    the gain in the task's weight ``n1 M / (n1 + M)`` times its drop squared over the
+    pass-rate variance, the drift squared it contributes."""
+    n1 = task.base_rollouts
+    before = task.base_passed / n1
+    pooled = min(max((before + task.rate_after) / 2, 0.5 / (n1 + rollouts)), 1 - 0.5 / n1)
+    gain = n1 * (rollouts + 1) / (n1 + rollouts + 1) - n1 * rollouts / (n1 + rollouts)
+    return gain * (before - task.rate_after) ** 2 / (pooled * (1 - pooled))
+
+
+def extra_order(tasks: Sequence[SuiteTask], rollouts: int) -> tuple[int, ...]:
+    """The tasks (indices) in the order they get a rollout past ``rollouts``: the most
+    informative first (:func:`_information_gain`), ties by the order given (callers
+    give tasks by ref)."""
+    live = [i for i, t in enumerate(tasks) if t.base_passed > 0]
+    return tuple(sorted(live, key=lambda i: (-_information_gain(tasks[i], rollouts), i)))
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Rollouts a task for one check (in the order of the tasks given) and the power
+    its global step has against the drop."""
+
+    rollouts: tuple[int, ...]
+    power: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.rollouts)
+
+
+@dataclass(frozen=True)
+class SuiteAllocation:
+    """The fewest rollouts, spread evenly, that reach the power: ``chosen`` gives every
+    task that can decline ``low`` or ``low + 1`` (the ``extra`` most informative, in
+    ``order``, the one more), a task that cannot decline the least a check runs.
+    ``smaller`` is the same with one rollout fewer in all (None when ``chosen`` is the
+    least a check runs); ``uniform`` the fewest equal rollouts a task that reach it.
+    ``simulated``: the powers are shares of ``checks`` simulated checks of the check's
+    own tests, else (large suites) the normal approximation's."""
+
+    chosen: Allocation
+    smaller: Allocation | None
+    uniform: Allocation
+    low: int
+    extra: int
+    order: tuple[int, ...]
+    at_least: bool  # the least a check runs already reaches the power
+    simulated: bool
+    checks: int
+
+
+def allocate(
+    tasks: Sequence[SuiteTask], low: int, extra: int, order: Sequence[int]
+) -> tuple[int, ...]:
+    """``low`` rollouts for each task that can decline, one more for the first ``extra``
+    of ``order``; the least a check runs for a task that cannot decline."""
+    counts = [low if t.base_passed > 0 else LEAST_ROLLOUTS for t in tasks]
+    for i in order[:extra]:
+        counts[i] += 1
+    return tuple(counts)
+
+
+def suite_allocation(
+    tasks: Sequence[SuiteTask],
+    *,
+    alpha: float,
+    power: float,
+    limit: int = PRACTICAL_ROLLOUTS,
+    checks: int = SIMULATED_CHECKS,
+    seed: int = 32,
+) -> SuiteAllocation | None:
+    """The fewest total rollouts, as even as they can be, at which the check's global
+    step finds every task's drop (``rate_after``) with at least ``power``; None when
+    ``limit`` a task does not (or no task can decline).
+
+    The equal count M comes first (the normal approximation's guess, then simulated
+    checks up and down to the fewest that reach the power); then, between M - 1 and M,
+    the fewest tasks given the extra rollout, by bisection. Every power is measured on
+    the same simulated rollouts, so the ones compared differ only by the allocation.
+    """
     live = [t for t in tasks if t.base_passed > 0]
-    hits = 0
-    for _ in range(checks):
-        tables = [
-            Table(
-                t.base_passed,
-                t.base_rollouts,
-                sum(rng.random() < t.rate_after for _ in range(cand_rollouts)),
-                cand_rollouts,
+    if not live:
+        return None
+    simulated = len(tasks) <= SIMULATED_TASKS
+    draws = SeededRollouts([t.rate_after for t in tasks], checks=checks, seed=seed)
+    known: dict[tuple[int, ...], float] = {}
+
+    def power_of(counts: tuple[int, ...]) -> float:
+        if counts not in known:
+            known[counts] = (
+                _simulated_power(tasks, counts, draws, alpha=alpha)
+                if simulated
+                else suite_power(tasks, counts, level=SUITE_SHARE * alpha)
             )
-            for t in live
-        ]
-        hits += stratified_decline_p(tables, given_baseline_passed=True) <= level
-    return hits / checks
+        return known[counts]
 
+    def uniform(m: int) -> tuple[int, ...]:
+        return allocate(tasks, m, 0, ())
 
-def suite_rollouts(
-    tasks: Sequence[SuiteTask], *, level: float, power: float, limit: int = PRACTICAL_ROLLOUTS
-) -> int | None:
-    """The fewest rollouts a task at which the suite's stratified test detects the drop
-    with ``power``: the normal approximation's M, confirmed (and moved up where the
-    discrete exact test falls short) on seeded simulated checks for suites of up to
-    200 tasks; None above ``limit``."""
-    approx = next(
-        (m for m in range(1, limit + 1) if suite_power(tasks, m, level=level) >= power), None
+    guess = next(
+        (
+            m
+            for m in range(LEAST_ROLLOUTS, limit + 1)
+            if suite_power(tasks, m, level=SUITE_SHARE * alpha) >= power
+        ),
+        limit,
     )
-    if approx is None or len(tasks) > _SIMULATED_TASKS:
-        return approx
-    for m in range(max(1, approx - 1), min(limit, approx + 12) + 1):
-        if simulated_suite_power(tasks, m, level=level, checks=SIMULATED_CHECKS) >= power:
-            return m
-    return None
+    m = guess
+    if power_of(uniform(m)) >= power:
+        while m > LEAST_ROLLOUTS and power_of(uniform(m - 1)) >= power:
+            m -= 1
+    else:
+        while m < limit and power_of(uniform(m)) < power:
+            m += 1
+        if power_of(uniform(m)) < power:
+            return None
+    top = Allocation(uniform(m), power_of(uniform(m)))
+    if m == LEAST_ROLLOUTS:
+        return SuiteAllocation(top, None, top, m, 0, (), True, simulated, checks)
+    order = extra_order(tasks, m - 1)
+    low_extra, high_extra = 0, len(order)  # below the power at 0, at it with all
+    while high_extra - low_extra > 1:
+        middle = (low_extra + high_extra) // 2
+        if power_of(allocate(tasks, m - 1, middle, order)) >= power:
+            high_extra = middle
+        else:
+            low_extra = middle
+    chosen = allocate(tasks, m - 1, high_extra, order)
+    smaller = allocate(tasks, m - 1, high_extra - 1, order)
+    if high_extra == len(order):  # every task needs M: the smaller is M - 1 and extras
+        chosen_alloc = top
+        extra, low = 0, m
+    else:
+        chosen_alloc = Allocation(chosen, power_of(chosen))
+        extra, low = high_extra, m - 1
+    return SuiteAllocation(
+        chosen=chosen_alloc,
+        smaller=Allocation(smaller, power_of(smaller)),
+        uniform=top,
+        low=low,
+        extra=extra,
+        order=order,
+        at_least=False,
+        simulated=simulated,
+        checks=checks if simulated else 0,
+    )
 
 
 @dataclass(frozen=True)
@@ -273,15 +462,30 @@ class TaskPlan:
     rollouts: int | None  # fixed M to detect the drop; None: not within the practical limit
     smallest_drop: float | None  # at the configured M; None: not even a drop to 0
     cannot_decline: bool  # its baseline never passed
+    power: float | None = None  # of ``rollouts``, exact at the tally's rate
+    power_fewer: float | None = None  # of one rollout fewer
+
+
+@dataclass(frozen=True)
+class Override:
+    """A task whose configured ``repeat`` comes from its own or its environment's table,
+    so the top-level key the plan suggests would not reach it."""
+
+    task: str
+    repeat: int
 
 
 @dataclass(frozen=True)
 class SuitePlan:
     tasks: int  # tasks that can decline
-    rollouts: int | None
+    rollouts: int | None  # the fewest equal rollouts a task that reach the power
     smallest_drop: float | None
     sequential: SequentialPlan | None
     cap_needed: int | None  # the smallest cap (looks scaled) reaching the power
+    cap_power: float | None = None  # the sequential check's power at ``cap_needed``
+    allocation: SuiteAllocation | None = None
+    names: tuple[str, ...] = ()  # the tasks of ``allocation``, in its order
+    overrides: tuple[Override, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -295,3 +499,4 @@ class Plan:
     tasks: tuple[TaskPlan, ...]
     suite: SuitePlan
     limit: int
+    pyproject: bool = False  # the project's keys live in pyproject.toml [tool.silo-regress]
