@@ -17,7 +17,14 @@ stays conflicted, named. Modes:
 - ``driver``: ``git merge`` with ``merge.silo-regress.driver`` configured;
 - ``diff3`` / ``merge``: ``git merge`` without the driver (``merge.conflictStyle``
   diff3 or the default), then ``fmt --resolve``'s use case on each conflicted file while
-  the merge is in progress (diff3: the base from the markers; merge: git's stage 1).
+  the merge is in progress (git's index holds the three versions);
+- ``diff3-markers`` / ``merge-markers``: the same merge, then ``git merge --abort`` and
+  every file written back as the merge left it: ``fmt --resolve`` has the markers alone
+  (a rebase done elsewhere, a file copied out, GitHub's editor).
+
+A disjoint pair git merged by lines (no markers) is git's; of those it left with
+markers, each resolved file counts as equal to the expected document, or as resolved
+but NOT equal (silently wrong: must be 0), or as left conflicted (told, by pointer).
 
 ``--large`` also times the driver on a 10 MB result.json with one change per side: the
 whole command as git starts it, and the merge alone in-process.
@@ -343,7 +350,7 @@ def build(root: Path, cases: list[Case], *, mode: str) -> None:
     (baselines / ".gitattributes").write_text("* -text diff\n*.json merge=silo-regress\n")
     if mode == "driver":
         git(root, "config", "merge.silo-regress.driver", f"{SILO} merge-driver %O %A %B %P")
-    elif mode == "diff3":
+    elif mode.startswith("diff3"):
         git(root, "config", "merge.conflictStyle", "diff3")
 
     def commit(pick: Callable[[Case], Any], message: str) -> None:
@@ -369,6 +376,11 @@ class Tally:
     tally_total: int = 0
     marked_ok: int = 0  # of the disjoint pairs git left with markers: resolved == expected
     marked_total: int = 0
+    marked_wrong: int = 0  # resolved clean but not equal to the expected document
+    marked_left: int = 0  # left conflicted or refused, with the reason told
+    line_wrong: int = 0  # merged by git's lines (no markers), not equal to the expected
+    overlap_silent: int = 0  # an overlap or tally that came out without markers
+    paths: dict[str, int] | None = None  # how fmt --resolve read each file -> count
     seconds: float = 0.0
     failures: list[str] | None = None
 
@@ -388,16 +400,28 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             if f"baselines/{case.name}" in line:
                 named[case.name] = named.get(case.name, "") + line
     marked = [c for c in cases if b"<<<<<<<" in (root / "baselines" / c.name).read_bytes()]
+    if mode.endswith("-markers"):
+        # the index and MERGE_HEAD gone, the files as the merge left them: markers alone
+        left = {c.name: (root / "baselines" / c.name).read_bytes() for c in cases}
+        git(root, "merge", "--abort")
+        for name, data in left.items():
+            (root / "baselines" / name).write_bytes(data)
+    paths: dict[str, int] = {}
+    clean_resolved: set[str] = set()
     if mode != "driver":
         config = load_config(root)
         for case in marked:
             try:
                 result = resolve_conflicts(config, [root / "baselines" / case.name])
                 named[case.name] = " ".join(", ".join(f.pointers) for f in result.files)
+                for item in result.files:
+                    paths[item.read.value] = paths.get(item.read.value, 0) + 1
+                    if item.clean:
+                        clean_resolved.add(case.name)
             except InputError as exc:
                 named[case.name] = exc.message
     seconds = time.perf_counter() - started
-    out = Tally(seconds=seconds, failures=[])
+    out = Tally(seconds=seconds, failures=[], paths=paths)
     for case in cases:
         data = (root / "baselines" / case.name).read_bytes()
         conflicted = b"<<<<<<<" in data
@@ -406,10 +430,12 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             out.tally_total += 1
             ok = conflicted and "never merged" in told
             out.tally_ok += ok
+            out.overlap_silent += case in marked and not conflicted
         elif case.expected is None:
             out.overlap_total += 1
             ok = conflicted and case.pointer is not None and case.pointer in told
             out.overlap_ok += ok
+            out.overlap_silent += not conflicted
         else:
             out.clean_total += 1
             ok = data == serialize(case.expected)
@@ -417,6 +443,10 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             if mode != "driver" and case in marked:
                 out.marked_total += 1
                 out.marked_ok += ok
+                out.marked_wrong += case.name in clean_resolved and not ok
+                out.marked_left += case.name not in clean_resolved
+            elif mode != "driver":
+                out.line_wrong += not ok
         if not ok and out.failures is not None:
             out.failures.append(case.name)
     return out
@@ -482,7 +512,11 @@ def main() -> None:
     parser.add_argument("--overlaps", type=int, default=200)
     parser.add_argument("--tallies", type=int, default=50)
     parser.add_argument("--seed", type=int, default=36)
-    parser.add_argument("--modes", default="driver,diff3,merge")
+    parser.add_argument(
+        "--modes",
+        default="driver,diff3,merge",
+        help="any of driver, diff3, merge, diff3-markers, merge-markers",
+    )
     parser.add_argument("--large", action="store_true", help="also time a 10 MB baseline")
     args = parser.parse_args()
     cases = make_cases(
@@ -509,9 +543,11 @@ def main() -> None:
             if t.marked_total:
                 print(
                     f"{mode}: of the {t.marked_total} disjoint pairs git left with markers, "
-                    f"fmt --resolve made {t.marked_ok} equal fmt(expected); git merged the "
-                    f"other {t.clean_total - t.marked_total} by lines, "
-                    f"{t.clean_ok - t.marked_ok} of them as expected"
+                    f"fmt --resolve made {t.marked_ok} equal fmt(expected), resolved "
+                    f"{t.marked_wrong} NOT equal (silently wrong), left {t.marked_left} "
+                    f"conflicted; git merged the other {t.clean_total - t.marked_total} by "
+                    f"lines, {t.line_wrong} of them not as expected; overlaps or tallies "
+                    f"without markers: {t.overlap_silent}; read from: {t.paths}"
                 )
         for mode, t in rows.items():
             if t.failures:

@@ -60,7 +60,7 @@ def report_resolution(config: Config, paths: Sequence[Path]) -> int:
     for shown in result.unmarked:
         out(f"no markers      {shown}: nothing to resolve\n")
     for item in result.files:
-        base = f"base from {item.base.value}"
+        base = f"sides from {item.read.value}; base from {item.base.value}"
         if item.clean:
             out(f"resolved        {item.shown} ({base}); `git add` it\n")
         else:

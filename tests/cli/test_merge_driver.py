@@ -248,18 +248,73 @@ def test_merge_driver_protocol_writes_the_result_into_ours(tmp_path: Path) -> No
     assert files["A"].read_bytes() == serialize({**BASE, "reward": 0.5, "passed": False})
 
 
-def test_markers_that_hold_no_json_resolve_from_the_index_while_merging(tmp_path: Path) -> None:
-    """Git's line merge can leave a member's halves outside the markers; git's index still
-    holds both sides whole (stages 2 and 3) while the merge is in progress."""
+# Theirs removes "Check 01" and appends a check, ours appends one: git's line merge
+# takes theirs' removal outside the markers and aligns ours' new check with the old
+# "Check 02", which ours then holds twice read back from the markers (so /checks is a
+# conflict from markers alone); the three documents in git's index merge cleanly.
+def optional(label: str) -> dict[str, Any]:
+    return {"detail": "", "label": label, "passed": True, "required": False}
+
+
+C00, C01, C02 = check("Check 00", True), check("Check 01", True), check("Check 02", False)
+SPLIT_BASE = {**BASE, "checks": [C00, C01, C02]}
+SPLIT_OURS = {**SPLIT_BASE, "checks": [C00, C01, C02, optional("New A")]}
+SPLIT_THEIRS = {**SPLIT_BASE, "checks": [C00, C02, optional("New B")]}
+SPLIT_MERGED = {**SPLIT_BASE, "checks": [C00, C02, optional("New A"), optional("New B")]}
+
+
+@pytest.mark.parametrize("style", ["diff3", "merge"])
+def test_while_merging_an_unedited_file_resolves_from_the_index(tmp_path: Path, style: str) -> None:
+    project = branches(
+        tmp_path, SPLIT_OURS, SPLIT_THEIRS, base=SPLIT_BASE, driver=False, style=style
+    )
+    assert merge(project).returncode != 0
+    path = project.baselines / NAME
+    marked = path.read_bytes()
+    done = project.cli("fmt", "--resolve")
+    assert done.exit_code == 0, done.output
+    assert "sides from git's index (stages 2 and 3): the file is as git wrote it" in done.stdout
+    assert path.read_bytes() == serialize(SPLIT_MERGED)
+    # the same markers without the index: a conflict, never a guess
+    path.write_bytes(marked)
+    git(project.root, "merge", "--abort")
+    path.write_bytes(marked)
+    alone = project.cli("fmt", "--resolve")
+    assert alone.exit_code == 1, alone.output
+    assert "conflicted      baselines/TASK-001.result.json: /checks" in alone.stdout
+    assert "sides from the markers: no merge of it is in progress" in alone.stdout
+
+
+def test_while_merging_an_edited_file_resolves_from_its_markers(tmp_path: Path) -> None:
+    """A person's edit inside the markers is kept: the index would drop it."""
+    ours = {**BASE, "checks": [*BASE["checks"], POLITE]}
+    theirs = {**BASE, "checks": [*BASE["checks"], NOTE]}
+    project = branches(tmp_path, ours, theirs, driver=False, style="diff3")
+    assert merge(project).returncode != 0
+    path = project.baselines / NAME
+    marked = path.read_bytes()
+    assert marked.count(b'"label": "Polite reply"') == 1
+    path.write_bytes(marked.replace(b'"label": "Polite reply"', b'"label": "Polite reply!"'))
+    done = project.cli("fmt", "--resolve", str(path))
+    assert done.exit_code == 0, done.output
+    assert "sides from the markers: the file was edited after git wrote it" in done.stdout
+    polite = {**POLITE, "label": "Polite reply!"}
+    assert path.read_bytes() == serialize({**BASE, "checks": [*BASE["checks"], NOTE, polite]})
+
+
+def test_an_edited_file_whose_markers_hold_no_json_is_refused_naming_it(tmp_path: Path) -> None:
+    """While merging, git's index would merge; but the person edited the file, so its
+    markers decide, and a side that is not JSON is refused, nothing written."""
     ours = {**BASE, "checks": [*BASE["checks"], POLITE]}
     theirs = {**BASE, "checks": [*BASE["checks"], NOTE]}
     project = branches(tmp_path, ours, theirs, driver=False)
     assert merge(project).returncode != 0
     path = project.baselines / NAME
-    path.write_bytes(
-        b'{\n  "a": 1,\n<<<<<<< ours\n  "a": 2\n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
-    )
+    edited = b'{\n  "a": 1,\n<<<<<<< ours\n  "a": 2\n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
+    path.write_bytes(edited)
     done = project.cli("fmt", "--resolve", str(path))
-    assert done.exit_code == 0, done.output
-    assert "base from git's index, with both sides" in done.stdout
-    assert path.read_bytes() == serialize({**BASE, "checks": [*BASE["checks"], NOTE, POLITE]})
+    assert done.exit_code == 3, done.output
+    assert f"baselines/{NAME} (ours): duplicate key 'a' at /a" in done.stderr
+    assert "edited after git wrote it" in done.stderr
+    assert f"git checkout --merge -- baselines/{NAME}" in done.stderr
+    assert path.read_bytes() == edited

@@ -45,7 +45,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("canonical", "volatile"),
         ("jsondiff", "jsonmerge"),
     ],
-    "silo_regress.vcs": [("worktreeblobs",), ("gitio",), ("worktrees",)],
+    "silo_regress.vcs": [("worktreeblobs", "mergestages"), ("gitio",), ("worktrees",)],
     "silo_regress.stats": [
         (
             "exact",
