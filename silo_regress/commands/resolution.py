@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from silo_regress.canon.jsonmerge import DocumentMerge, merge_documents
+from silo_regress.canon.jsonmerge import DocumentMerge, merge_documents, rules_for, unsplice
 from silo_regress.canon.markers import has_markers, split_sides
 from silo_regress.errors import InputError
 from silo_regress.project.config import Config
@@ -141,17 +141,20 @@ def _merged(path: Path, data: bytes, *, shown: str) -> tuple[DocumentMerge, Read
         base = stages.base if stages is not None else None
         origin = BaseFrom.INDEX if base is not None else BaseFrom.NONE
     sources = (f"{shown} (base from {origin.value})", f"{shown} (ours)", f"{shown} (theirs)")
+    rules = rules_for(path.name)
+    if origin is BaseFrom.DIFF3:
+        base = unsplice(base, sides.base_marked, rules=rules) if base is not None else None
+    ours = unsplice(sides.ours, sides.ours_marked, rules=rules)
+    theirs = unsplice(sides.theirs, sides.theirs_marked, rules=rules)
     try:
-        done = merge_documents(
-            base, sides.ours, sides.theirs, name=path.name, sources=sources, labels=LABELS
-        )
+        done = merge_documents(base, ours, theirs, name=path.name, sources=sources, labels=LABELS)
     except InputError as exc:
         if read is not ReadFrom.EDITED:
             raise
         # git's index would merge, but it would also drop whatever the person changed
         raise InputError(
             f"{exc.message}; the file was edited after git wrote it, so git's index is "
-            f"not used: fix the markers by hand, or start again from git's with "
+            f"not used: fix the markers by hand, or have git write it again with "
             f"`git checkout --merge -- {shown}`"
         ) from None
     return done, read, origin

@@ -310,11 +310,49 @@ def test_an_edited_file_whose_markers_hold_no_json_is_refused_naming_it(tmp_path
     project = branches(tmp_path, ours, theirs, driver=False)
     assert merge(project).returncode != 0
     path = project.baselines / NAME
-    edited = b'{\n  "a": 1,\n<<<<<<< ours\n  "a": 2\n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
+    edited = b'{\n  "a": 1,\n<<<<<<< ours\n  "b": \n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
     path.write_bytes(edited)
     done = project.cli("fmt", "--resolve", str(path))
     assert done.exit_code == 3, done.output
-    assert f"baselines/{NAME} (ours): duplicate key 'a' at /a" in done.stderr
+    assert f"baselines/{NAME} (ours): " in done.stderr
     assert "edited after git wrote it" in done.stderr
     assert f"git checkout --merge -- baselines/{NAME}" in done.stderr
     assert path.read_bytes() == edited
+
+
+def audit(added: list[str], changed: list[str]) -> dict[str, Any]:
+    return {"collections": {"auditLog": {"added": added, "changed": changed, "removed": []}}}
+
+
+@pytest.mark.parametrize("style", ["diff3", "merge"])
+def test_markers_alone_take_a_member_git_left_twice_from_the_block(
+    tmp_path: Path, style: str
+) -> None:
+    """Theirs removed an id and changed one, ours changed another: git takes theirs'
+    "changed" outside the markers and ours' inside, so each side read back holds the key
+    twice. With a diff3 base the merge is made; with none, the member is a conflict."""
+    state = "TASK-001.state-diff.json"
+    project = branches(
+        tmp_path,
+        audit(["AUD-0001", "AUD-0002"], ["AUD-0003"]),
+        audit(["AUD-0001"], ["AUD-0004"]),
+        base=audit(["AUD-0001", "AUD-0002"], []),
+        name=state,
+        driver=False,
+        style=style,
+    )
+    assert merge(project).returncode != 0
+    path = project.baselines / state
+    marked = path.read_bytes()
+    assert marked.count(b'"changed": [\n') == 2  # the key twice: once in, once out
+    git(project.root, "merge", "--abort")
+    path.write_bytes(marked)
+    done = project.cli("fmt", "--resolve")
+    assert "sides from the markers: no merge of it is in progress" in done.stdout
+    if style == "diff3":
+        assert done.exit_code == 0, done.output
+        expected = audit(["AUD-0001"], ["AUD-0003", "AUD-0004"])
+        assert path.read_bytes() == serialize(expected)
+    else:
+        assert done.exit_code == 1, done.output
+        assert f"conflicted      baselines/{state}: /collections/auditLog/changed" in done.stdout
