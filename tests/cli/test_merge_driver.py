@@ -356,3 +356,19 @@ def test_markers_alone_take_a_member_git_left_twice_from_the_block(
     else:
         assert done.exit_code == 1, done.output
         assert f"conflicted      baselines/{state}: /collections/auditLog/changed" in done.stdout
+
+
+@pytest.mark.parametrize("command", [("cherry-pick", "other"), ("rebase", "other")])
+def test_a_stopped_cherry_pick_or_rebase_resolves_from_the_index(
+    tmp_path: Path, command: tuple[str, str]
+) -> None:
+    """The index holds the three stages there too; the markers' labels are commits."""
+    project = branches(tmp_path, SPLIT_OURS, SPLIT_THEIRS, base=SPLIT_BASE, driver=False)
+    stopped = git(project.root, *command, check=False)
+    assert stopped.returncode != 0, stopped.stdout
+    path = project.baselines / NAME
+    assert path.read_bytes().count(b"<<<<<<<") >= 1
+    done = project.cli("fmt", "--resolve")
+    assert done.exit_code == 0, done.output
+    assert "sides from git's index (stages 2 and 3): the file is as git wrote it" in done.stdout
+    assert path.read_bytes() == serialize(SPLIT_MERGED)
