@@ -27,7 +27,8 @@ markers, each resolved file counts as equal to the expected document, or as reso
 but NOT equal (silently wrong: must be 0), or as left conflicted (told, by pointer).
 
 ``--large`` also times the driver on a 10 MB result.json with one change per side: the
-whole command as git starts it, and the merge alone in-process.
+whole command as git starts it, and the merge alone in-process. ``--startup`` times the
+driver on a small file as git starts it (no typer) against the same call through typer.
 """
 
 from __future__ import annotations
@@ -519,6 +520,28 @@ def time_large(work: Path) -> tuple[float, float, float, int]:
     return statistics.median(commands), statistics.median(cpus), in_process, size
 
 
+def time_startup(work: Path, *, runs: int = 20) -> dict[str, tuple[float, float]]:
+    """The driver on a small result.json, as git starts it (the lean path) and through
+    typer (a global option sends it there), interleaved: median CPU and wall, seconds."""
+    base = result_doc(random.Random(5))
+    sides = {"O": base, "A": {**base, "reward": 0.5}, "B": {**base, "toolErrors": 1}}
+    tail = ["merge-driver", *(str(work / s) for s in "OAB"), "TASK.result.json"]
+    commands = {"lean": [str(SILO), *tail], "typer": [str(SILO), "-C", str(work), *tail]}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    for n in range(runs):
+        for name in sorted(commands, reverse=n % 2 == 1):
+            for side, value in sides.items():
+                (work / side).write_bytes(serialize(value))
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run(commands[name], check=True)
+            wall[name].append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return {n: (statistics.median(cpu[n]), statistics.median(wall[n])) for n in commands}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -533,6 +556,9 @@ def main() -> None:
         help="any of driver, diff3, merge, diff3-markers, merge-markers",
     )
     parser.add_argument("--large", action="store_true", help="also time a 10 MB baseline")
+    parser.add_argument(
+        "--startup", action="store_true", help="also time the driver's start-up, lean vs typer"
+    )
     args = parser.parse_args()
     cases = make_cases(
         pairs=args.pairs, overlaps=args.overlaps, tallies=args.tallies, seed=args.seed
@@ -575,6 +601,12 @@ def main() -> None:
                 f"\n{size / 1e6:.1f} MB baseline: merge-driver command {wall:.2f} s wall, "
                 f"{cpu:.2f} s CPU (median of 5); the merge in-process {in_process:.2f} s CPU"
             )
+        if args.startup:
+            for name, (cpu, wall) in time_startup(work).items():
+                print(
+                    f"merge-driver start-up, {name}: {cpu * 1000:.0f} ms CPU, "
+                    f"{wall * 1000:.0f} ms wall (median of 20, interleaved)"
+                )
         print(json.dumps({"seed": args.seed, "pairs": args.pairs}))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -4,6 +4,8 @@ from the conflict markers a merge without the driver leaves (issue 36)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -372,3 +374,40 @@ def test_a_stopped_cherry_pick_or_rebase_resolves_from_the_index(
     assert done.exit_code == 0, done.output
     assert "sides from git's index (stages 2 and 3): the file is as git wrote it" in done.stdout
     assert path.read_bytes() == serialize(SPLIT_MERGED)
+
+
+def test_the_driver_as_git_starts_it_imports_no_typer_and_no_other_command(
+    tmp_path: Path,
+) -> None:
+    """Git starts one driver process per conflicted baseline: its start-up is per file."""
+    files = {}
+    for side, value in (("O", BASE), ("A", {**BASE, "reward": 0.5}), ("B", {**BASE, "x": 1})):
+        files[side] = tmp_path / side
+        files[side].write_bytes(serialize(value))
+    args = [str(files[s]) for s in "OAB"]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "silo_regress", "merge-driver", *args, NAME],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert files["A"].read_bytes() == serialize({**BASE, "reward": 0.5, "x": 1})
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "silo_regress.commands.mergedriver" in modules  # the probe sees imports at all
+    loaded = {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
+    loaded |= modules & {"silo_regress.cli.app", "silo_regress.cli.core", "silo_regress.cli.quick"}
+    assert not loaded, sorted(loaded)
+    # the same words as the typer command for a conflict
+    files["A"].write_bytes(serialize({**BASE, "reward": 0.5}))
+    files["B"].write_bytes(serialize({**BASE, "reward": 0.25}))
+    conflict = subprocess.run(
+        [str(SILO), "merge-driver", *args, NAME], capture_output=True, text=True, check=False
+    )
+    assert conflict.returncode == 1
+    assert f"{NAME}: both sides changed /reward differently" in conflict.stderr

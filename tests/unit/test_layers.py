@@ -124,7 +124,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
-        ("output",),
+        ("output", "driverline"),  # driverline: merge-driver without typer (per file)
         ("options", "app"),
         # unitcheck: check --run --unit I/N's worker; mergedriver: merge-driver, fmt --resolve
         ("gitcmds", "runner", "unitcheck", "mergedriver"),
