@@ -45,7 +45,9 @@ class ReadFrom(enum.Enum):
 
     STAGES = "git's index (stages 2 and 3): the file is as git wrote it"
     MARKERS = "the markers: no merge of it is in progress"
-    EDITED = "the markers: the file was edited after git wrote it"
+    # not byte for byte what git's line merge writes from the stages: edited since, or
+    # written by the merge driver, or by a git that this one cannot re-create
+    EDITED = "the markers: the file is not what git's line merge wrote (edited since?)"
 
 
 @dataclass(frozen=True)
@@ -153,8 +155,8 @@ def _merged(path: Path, data: bytes, *, shown: str) -> tuple[DocumentMerge, Read
             raise
         # git's index would merge, but it would also drop whatever the person changed
         raise InputError(
-            f"{exc.message}; the file was edited after git wrote it, so git's index is "
-            f"not used: fix the markers by hand, or have git write it again with "
+            f"{exc.message}; the file is not what git's line merge wrote (edited since?), "
+            f"so git's index is not used: fix the markers by hand, or have git write it again with "
             f"`git checkout --merge -- {shown}`"
         ) from None
     return done, read, origin

@@ -299,7 +299,7 @@ def test_while_merging_an_edited_file_resolves_from_its_markers(tmp_path: Path) 
     path.write_bytes(marked.replace(b'"label": "Polite reply"', b'"label": "Polite reply!"'))
     done = project.cli("fmt", "--resolve", str(path))
     assert done.exit_code == 0, done.output
-    assert "sides from the markers: the file was edited after git wrote it" in done.stdout
+    assert "sides from the markers: the file is not what git's line merge wrote" in done.stdout
     polite = {**POLITE, "label": "Polite reply!"}
     assert path.read_bytes() == serialize({**BASE, "checks": [*BASE["checks"], NOTE, polite]})
 
@@ -317,7 +317,7 @@ def test_an_edited_file_whose_markers_hold_no_json_is_refused_naming_it(tmp_path
     done = project.cli("fmt", "--resolve", str(path))
     assert done.exit_code == 3, done.output
     assert f"baselines/{NAME} (ours): " in done.stderr
-    assert "edited after git wrote it" in done.stderr
+    assert "not what git's line merge wrote (edited since?)" in done.stderr
     assert f"git checkout --merge -- baselines/{NAME}" in done.stderr
     assert path.read_bytes() == edited
 
