@@ -17,10 +17,18 @@ stays conflicted, named. Modes:
 - ``driver``: ``git merge`` with ``merge.silo-regress.driver`` configured;
 - ``diff3`` / ``merge``: ``git merge`` without the driver (``merge.conflictStyle``
   diff3 or the default), then ``fmt --resolve``'s use case on each conflicted file while
-  the merge is in progress (diff3: the base from the markers; merge: git's stage 1).
+  the merge is in progress (git's index holds the three versions);
+- ``diff3-markers`` / ``merge-markers``: the same merge, then ``git merge --abort`` and
+  every file written back as the merge left it: ``fmt --resolve`` has the markers alone
+  (a rebase done elsewhere, a file copied out, GitHub's editor).
+
+A disjoint pair git merged by lines (no markers) is git's; of those it left with
+markers, each resolved file counts as equal to the expected document, or as resolved
+but NOT equal (silently wrong: must be 0), or as left conflicted (told, by pointer).
 
 ``--large`` also times the driver on a 10 MB result.json with one change per side: the
-whole command as git starts it, and the merge alone in-process.
+whole command as git starts it, and the merge alone in-process. ``--startup`` times the
+driver on a small file as git starts it (no typer) against the same call through typer.
 """
 
 from __future__ import annotations
@@ -343,7 +351,7 @@ def build(root: Path, cases: list[Case], *, mode: str) -> None:
     (baselines / ".gitattributes").write_text("* -text diff\n*.json merge=silo-regress\n")
     if mode == "driver":
         git(root, "config", "merge.silo-regress.driver", f"{SILO} merge-driver %O %A %B %P")
-    elif mode == "diff3":
+    elif mode.startswith("diff3"):
         git(root, "config", "merge.conflictStyle", "diff3")
 
     def commit(pick: Callable[[Case], Any], message: str) -> None:
@@ -369,6 +377,12 @@ class Tally:
     tally_total: int = 0
     marked_ok: int = 0  # of the disjoint pairs git left with markers: resolved == expected
     marked_total: int = 0
+    marked_wrong: int = 0  # resolved clean, members not those of the expected document
+    marked_order: int = 0  # resolved clean, the expected members in git's line-merge order
+    marked_left: int = 0  # left conflicted or refused, with the reason told
+    line_wrong: int = 0  # merged by git's lines (no markers), not equal to the expected
+    overlap_silent: int = 0  # an overlap or tally that came out without markers
+    paths: dict[str, int] | None = None  # how fmt --resolve read each file -> count
     seconds: float = 0.0
     failures: list[str] | None = None
 
@@ -388,16 +402,28 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             if f"baselines/{case.name}" in line:
                 named[case.name] = named.get(case.name, "") + line
     marked = [c for c in cases if b"<<<<<<<" in (root / "baselines" / c.name).read_bytes()]
+    if mode.endswith("-markers"):
+        # the index and MERGE_HEAD gone, the files as the merge left them: markers alone
+        left = {c.name: (root / "baselines" / c.name).read_bytes() for c in cases}
+        git(root, "merge", "--abort")
+        for name, data in left.items():
+            (root / "baselines" / name).write_bytes(data)
+    paths: dict[str, int] = {}
+    clean_resolved: set[str] = set()
     if mode != "driver":
         config = load_config(root)
         for case in marked:
             try:
                 result = resolve_conflicts(config, [root / "baselines" / case.name])
                 named[case.name] = " ".join(", ".join(f.pointers) for f in result.files)
+                for item in result.files:
+                    paths[item.read.value] = paths.get(item.read.value, 0) + 1
+                    if item.clean:
+                        clean_resolved.add(case.name)
             except InputError as exc:
                 named[case.name] = exc.message
     seconds = time.perf_counter() - started
-    out = Tally(seconds=seconds, failures=[])
+    out = Tally(seconds=seconds, failures=[], paths=paths)
     for case in cases:
         data = (root / "baselines" / case.name).read_bytes()
         conflicted = b"<<<<<<<" in data
@@ -406,10 +432,12 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             out.tally_total += 1
             ok = conflicted and "never merged" in told
             out.tally_ok += ok
+            out.overlap_silent += case in marked and not conflicted
         elif case.expected is None:
             out.overlap_total += 1
             ok = conflicted and case.pointer is not None and case.pointer in told
             out.overlap_ok += ok
+            out.overlap_silent += not conflicted
         else:
             out.clean_total += 1
             ok = data == serialize(case.expected)
@@ -417,9 +445,27 @@ def run_mode(cases: list[Case], *, mode: str, work: Path) -> Tally:
             if mode != "driver" and case in marked:
                 out.marked_total += 1
                 out.marked_ok += ok
+                if case.name in clean_resolved and not ok:
+                    if unordered(json.loads(data)) == unordered(case.expected):
+                        out.marked_order += 1
+                    else:
+                        out.marked_wrong += 1
+                out.marked_left += case.name not in clean_resolved
+            elif mode != "driver":
+                out.line_wrong += not ok
         if not ok and out.failures is not None:
             out.failures.append(case.name)
     return out
+
+
+def unordered(value: Any) -> Any:
+    """``value`` with every array sorted: equal for two documents that hold the same
+    members and items, whatever order git's line merge left appended items in."""
+    if isinstance(value, dict):
+        return {key: unordered(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted((unordered(item) for item in value), key=lambda v: json.dumps(v))
+    return value
 
 
 def time_large(work: Path) -> tuple[float, float, float, int]:
@@ -474,6 +520,28 @@ def time_large(work: Path) -> tuple[float, float, float, int]:
     return statistics.median(commands), statistics.median(cpus), in_process, size
 
 
+def time_startup(work: Path, *, runs: int = 20) -> dict[str, tuple[float, float]]:
+    """The driver on a small result.json, as git starts it (the lean path) and through
+    typer (a global option sends it there), interleaved: median CPU and wall, seconds."""
+    base = result_doc(random.Random(5))
+    sides = {"O": base, "A": {**base, "reward": 0.5}, "B": {**base, "toolErrors": 1}}
+    tail = ["merge-driver", *(str(work / s) for s in "OAB"), "TASK.result.json"]
+    commands = {"lean": [str(SILO), *tail], "typer": [str(SILO), "-C", str(work), *tail]}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    for n in range(runs):
+        for name in sorted(commands, reverse=n % 2 == 1):
+            for side, value in sides.items():
+                (work / side).write_bytes(serialize(value))
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run(commands[name], check=True)
+            wall[name].append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return {n: (statistics.median(cpu[n]), statistics.median(wall[n])) for n in commands}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -482,8 +550,15 @@ def main() -> None:
     parser.add_argument("--overlaps", type=int, default=200)
     parser.add_argument("--tallies", type=int, default=50)
     parser.add_argument("--seed", type=int, default=36)
-    parser.add_argument("--modes", default="driver,diff3,merge")
+    parser.add_argument(
+        "--modes",
+        default="driver,diff3,merge",
+        help="any of driver, diff3, merge, diff3-markers, merge-markers",
+    )
     parser.add_argument("--large", action="store_true", help="also time a 10 MB baseline")
+    parser.add_argument(
+        "--startup", action="store_true", help="also time the driver's start-up, lean vs typer"
+    )
     args = parser.parse_args()
     cases = make_cases(
         pairs=args.pairs, overlaps=args.overlaps, tallies=args.tallies, seed=args.seed
@@ -509,9 +584,13 @@ def main() -> None:
             if t.marked_total:
                 print(
                     f"{mode}: of the {t.marked_total} disjoint pairs git left with markers, "
-                    f"fmt --resolve made {t.marked_ok} equal fmt(expected); git merged the "
-                    f"other {t.clean_total - t.marked_total} by lines, "
-                    f"{t.clean_ok - t.marked_ok} of them as expected"
+                    f"fmt --resolve made {t.marked_ok} equal fmt(expected), "
+                    f"{t.marked_order} with the expected members in git's line-merge order, "
+                    f"resolved {t.marked_wrong} with other members (silently wrong), "
+                    f"left {t.marked_left} "
+                    f"conflicted; git merged the other {t.clean_total - t.marked_total} by "
+                    f"lines, {t.line_wrong} of them not as expected; overlaps or tallies "
+                    f"without markers: {t.overlap_silent}; read from: {t.paths}"
                 )
         for mode, t in rows.items():
             if t.failures:
@@ -522,6 +601,12 @@ def main() -> None:
                 f"\n{size / 1e6:.1f} MB baseline: merge-driver command {wall:.2f} s wall, "
                 f"{cpu:.2f} s CPU (median of 5); the merge in-process {in_process:.2f} s CPU"
             )
+        if args.startup:
+            for name, (cpu, wall) in time_startup(work).items():
+                print(
+                    f"merge-driver start-up, {name}: {cpu * 1000:.0f} ms CPU, "
+                    f"{wall * 1000:.0f} ms wall (median of 20, interleaved)"
+                )
         print(json.dumps({"seed": args.seed, "pairs": args.pairs}))
     finally:
         shutil.rmtree(work, ignore_errors=True)

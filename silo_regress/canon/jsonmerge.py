@@ -21,12 +21,15 @@ Where both sides changed one member differently, the result is a :class:`Conflic
 with its JSON Pointer; :func:`render` writes the merge in canonical form, with git's
 conflict markers around the lines of each conflicting member only. A base of
 :data:`UNKNOWN` (two sides, no common ancestor) leaves a conflict wherever they differ.
+:func:`unsplice` keeps once a member that git's line merge left twice in a side read
+back from markers, when the markers say which occurrence is that side's.
 """
 
 from __future__ import annotations
 
 import enum
 import gc
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -556,3 +559,143 @@ def _with_commas(pieces: list[_Piece], *, ours: bool, theirs: bool) -> list[_Pie
 
 def _comma(lines: list[str], wanted: bool) -> list[str]:
     return [*lines[:-1], lines[-1] + ","] if wanted and lines else lines
+
+
+# --- sides read back from markers ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A value of a canonical text, by lines: ``raw`` for a scalar or an empty
+    container (its JSON text), else ``members`` (key None in an array)."""
+
+    first: int  # the first and last line of the value (with its key)
+    last: int
+    raw: str | None = None
+    members: tuple[tuple[str | None, _Node], ...] = ()
+    is_object: bool = False
+
+
+class _UnreadableError(Exception):
+    """Not canonical text line by line: left to the strict parser to refuse."""
+
+
+def unsplice(text: bytes, marked: frozenset[int], *, rules: MergeRules) -> bytes:
+    """One side of a conflicted file, read back from its markers, with each member that
+    git's line merge left twice kept once: the occurrence wholly inside the side's own
+    blocks (``marked`` lines), where the other lies wholly outside every block.
+
+    Git's line merge can take the other side's version of a member outside the
+    markers while the block holds this side's version of it (both sides added an id
+    to one ``"changed": [...]``: one side's list outside, the other's in the block):
+    read back, the side holds the key (or the check's label, the id) twice. The lines in a block are
+    this side's own; a side holds a member once, so the one outside is the other
+    side's. Anything else (more than two, both outside, a member half in a block)
+    stays as it is, for the strict parser to refuse or the merge to leave a conflict.
+    Text that is not canonical line by line is returned unchanged."""
+    if not marked:
+        return text
+    try:
+        lines = text.decode("utf-8").split("\n")
+        node, end = _read(lines, 0, lines[0].strip())
+        if any(line.strip() for line in lines[end:]):
+            return text
+        changed, kept = _drop_duplicates(node, (), marked=marked, rules=rules)
+    except (_UnreadableError, UnicodeDecodeError, ValueError, RecursionError):
+        return text
+    return _compact(kept).encode("utf-8") if changed else text
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _read(lines: list[str], at: int, rest: str) -> tuple[_Node, int]:
+    """The value whose text starts with ``rest`` on line ``at`` (after its key, if it
+    has one), and the line after it."""
+    rest = rest[:-1] if rest.endswith(",") else rest
+    if rest not in ("{", "["):
+        if rest in ("}", "]", ""):
+            raise _UnreadableError
+        return _Node(first=at, last=at, raw=rest), at + 1
+    is_object = rest == "{"
+    closing = "}" if is_object else "]"
+    members: list[tuple[str | None, _Node]] = []
+    line = at + 1
+    while True:
+        if line >= len(lines):
+            raise _UnreadableError
+        head = lines[line].strip()
+        if head.rstrip(",") == closing:
+            break
+        key: str | None = None
+        if is_object:
+            if not head.startswith('"'):
+                raise _UnreadableError
+            key, end = _DECODER.raw_decode(head)
+            if head[end : end + 2] != ": ":
+                raise _UnreadableError
+            head = head[end + 2 :]
+        value, line = _read(lines, line, head)
+        members.append((key, value))
+    return _Node(first=at, last=line, members=tuple(members), is_object=is_object), line + 1
+
+
+def _lines_of(node: _Node) -> range:
+    return range(node.first, node.last + 1)
+
+
+def _drop_duplicates(
+    node: _Node, parts: tuple[Part, ...], *, marked: frozenset[int], rules: MergeRules
+) -> tuple[bool, _Node]:
+    """``node`` with each duplicate that :func:`unsplice` resolves kept once; whether
+    one was dropped."""
+    if node.raw is not None:
+        return False, node
+    identities: list[str | None]
+    if node.is_object:
+        identities = [key for key, _ in node.members]
+    elif rules.is_set(parts):
+        identities = [value.raw for _, value in node.members]
+    elif (field_name := rules.key_at(parts)) is not None:
+        identities = [_member_raw(value, field_name) for _, value in node.members]
+    else:
+        identities = [None] * len(node.members)
+    dropped: set[int] = set()
+    for identity in set(identities) - {None}:
+        places = [n for n, i in enumerate(identities) if i == identity]
+        if len(places) != 2:
+            continue
+        first, second = (node.members[n][1] for n in places)
+        inside = [all(i in marked for i in _lines_of(v)) for v in (first, second)]
+        outside = [not any(i in marked for i in _lines_of(v)) for v in (first, second)]
+        if inside[0] and outside[1]:
+            dropped.add(places[1])
+        elif inside[1] and outside[0]:
+            dropped.add(places[0])
+    changed = bool(dropped)
+    members: list[tuple[str | None, _Node]] = []
+    for n, (key, value) in enumerate(node.members):
+        if n in dropped:
+            continue
+        part: Part = key if key is not None else len(members)
+        inner, value = _drop_duplicates(value, (*parts, part), marked=marked, rules=rules)
+        changed = changed or inner
+        members.append((key, value))
+    return changed, _Node(
+        first=node.first, last=node.last, members=tuple(members), is_object=node.is_object
+    )
+
+
+def _member_raw(node: _Node, name: str) -> str | None:
+    if not node.is_object:
+        return None
+    return next((value.raw for key, value in node.members if key == name), None)
+
+
+def _compact(node: _Node) -> str:
+    if node.raw is not None:
+        return node.raw
+    if node.is_object:
+        inner = ",".join(f"{json.dumps(key)}:{_compact(value)}" for key, value in node.members)
+        return "{" + inner + "}"
+    return "[" + ",".join(_compact(value) for _, value in node.members) + "]"

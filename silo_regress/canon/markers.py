@@ -39,6 +39,12 @@ class Sides:
     theirs: bytes
     base: bytes | None  # None unless every block has a ``|||||||`` section
     blocks: int
+    # The lines (0-based, of each side's text) that came from inside a block: that side's
+    # own lines. The lines outside every block may be either side's, taken by git's line
+    # merge.
+    ours_marked: frozenset[int] = frozenset()
+    theirs_marked: frozenset[int] = frozenset()
+    base_marked: frozenset[int] = frozenset()
 
 
 def has_markers(data: bytes) -> bool:
@@ -56,18 +62,24 @@ def split_sides(data: bytes, *, source: str) -> Sides | None:
     ours: list[bytes] = []
     theirs: list[bytes] = []
     base: list[bytes] = []
+    ours_marked: set[int] = set()
+    theirs_marked: set[int] = set()
+    base_marked: set[int] = set()
     part = _Part.COMMON
     blocks = with_base = 0
     for number, line in enumerate(data.splitlines(keepends=True), start=1):
         mark = _MARKER.match(line)
         kind = mark.group(1) if mark else None
         if kind is None:
-            if part in (_Part.COMMON, _Part.OURS):
-                ours.append(line)
-            if part in (_Part.COMMON, _Part.THEIRS):
-                theirs.append(line)
-            if part in (_Part.COMMON, _Part.BASE):
-                base.append(line)
+            for text, marked, own in (
+                (ours, ours_marked, _Part.OURS),
+                (theirs, theirs_marked, _Part.THEIRS),
+                (base, base_marked, _Part.BASE),
+            ):
+                if part is own:
+                    marked.add(len(text))
+                if part in (_Part.COMMON, own):
+                    text.append(line)
             continue
         expected = {
             _Part.COMMON: (OURS_MARK,),
@@ -95,6 +107,9 @@ def split_sides(data: bytes, *, source: str) -> Sides | None:
         theirs=b"".join(theirs),
         base=b"".join(base) if with_base == blocks else None,
         blocks=blocks,
+        ours_marked=frozenset(ours_marked),
+        theirs_marked=frozenset(theirs_marked),
+        base_marked=frozenset(base_marked),
     )
 
 

@@ -1,7 +1,8 @@
 """The command line: :func:`main` is the console entry point, ``app`` the typer app.
 
 ``app`` is built (every command registered on it) on first use, not on import:
-`check` as CI and the pre-commit hook call it starts without typer (cli/quick.py).
+`check` as CI and the pre-commit hook call it starts without typer (cli/quick.py), and so
+does `merge-driver` as git starts it, once per conflicted file (cli/driverline.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     guard_standard_streams()
     terminate_as_interrupt()
     try:
+        from silo_regress.cli.driverline import drive, driver_arguments
+
+        # git starts the driver once per conflicted baseline: no typer, no other command
+        driver = driver_arguments(args)
+        if driver is not None:
+            from silo_regress.cli.common import run_guarded
+
+            return run_guarded(lambda: drive(*driver))
         from silo_regress.cli.quick import run_quick
 
         code = run_quick(args)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from silo_regress.cli.app import app
-from silo_regress.cli.common import error, handled, out
+from silo_regress.cli.common import handled, out
 
 if TYPE_CHECKING:
     from silo_regress.project.config import Config
@@ -37,19 +37,9 @@ def merge_driver(
     the line `silo-regress init` prints: git config merge.silo-regress.driver
     "silo-regress merge-driver %O %A %B %P".
     """
-    from silo_regress.commands.mergedriver import DriverFiles, DriverVerdict, run_merge_driver
+    from silo_regress.cli.driverline import drive
 
-    result = run_merge_driver(DriverFiles(base=base, ours=ours, theirs=theirs, name=name))
-    if result.verdict is DriverVerdict.MERGED:
-        return 0
-    if result.verdict is DriverVerdict.CONFLICTED:
-        error(
-            f"{name}: both sides changed {', '.join(result.pointers)} differently: edit "
-            "the marked lines, then `silo-regress check --run` verifies the merge"
-        )
-    else:
-        error(result.reason)
-    return 1
+    return drive(str(base), str(ours), str(theirs), name)
 
 
 def report_resolution(config: Config, paths: Sequence[Path]) -> int:
@@ -60,7 +50,7 @@ def report_resolution(config: Config, paths: Sequence[Path]) -> int:
     for shown in result.unmarked:
         out(f"no markers      {shown}: nothing to resolve\n")
     for item in result.files:
-        base = f"base from {item.base.value}"
+        base = f"sides from {item.read.value}; base from {item.base.value}"
         if item.clean:
             out(f"resolved        {item.shown} ({base}); `git add` it\n")
         else:

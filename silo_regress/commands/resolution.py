@@ -1,24 +1,25 @@
 """``fmt --resolve``: baselines git left with conflict markers, merged as the driver would.
 
 A merge made without the driver (GitHub's editor, a rebase, a fresh clone, an agent)
-leaves line conflicts in canonical JSON. Each side is read back from the markers and
-the three-way JSON merge runs again, with the best base there is: the ``|||||||``
-sections of diff3-style markers, else git's index (stage 1) while the merge is in
-progress, else none, which leaves a conflict wherever the sides differ rather than
-guess. Every file is read and merged before any is written, all in one batch under
-the writer lock: a refusal leaves every file as it was.
-"""
+leaves line conflicts in canonical JSON. While a merge (rebase, cherry-pick) of a file
+is in progress and the file is still exactly what git wrote, git's index holds the
+three documents whole: they merge as the driver would have, whatever git's line merge
+did outside the markers. Otherwise (no merge in progress, or a file someone edited)
+each side is read back from the markers, with the best base there is: the ``|||||||``
+sections of diff3-style markers, else git's index (stage 1), else none, which leaves a
+conflict wherever the sides differ rather than guess. Every file is read and merged
+before any is written, all in one batch under the writer lock: a refusal leaves every
+file as it was."""
 
 from __future__ import annotations
 
 import enum
 import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from silo_regress.canon.jsonmerge import DocumentMerge, merge_documents
+from silo_regress.canon.jsonmerge import DocumentMerge, merge_documents, rules_for, unsplice
 from silo_regress.canon.markers import has_markers, split_sides
 from silo_regress.errors import InputError
 from silo_regress.project.config import Config
@@ -26,6 +27,7 @@ from silo_regress.stats.tally import SUFFIX, conflicted_tally
 from silo_regress.store.baselinenames import parse_tally_relpath
 from silo_regress.store.baselines import BaselineStore
 from silo_regress.system.fsio import FileError, read_regular
+from silo_regress.vcs.mergestages import read_stages, written_by_git
 
 LABELS = ("ours", "theirs")
 
@@ -36,12 +38,22 @@ class BaseFrom(enum.Enum):
     DIFF3 = "the diff3 markers"
     INDEX = "git's index (stage 1)"
     NONE = "nowhere: a conflict wherever the sides differ"
-    STAGES = "git's index, with both sides (the markers held no JSON)"
+
+
+class ReadFrom(enum.Enum):
+    """Where the two sides of a resolved file came from."""
+
+    STAGES = "git's index (stages 2 and 3): the file is as git wrote it"
+    MARKERS = "the markers: no merge of it is in progress"
+    # not byte for byte what git's line merge writes from the stages: edited since, or
+    # written by the merge driver, or by a git that this one cannot re-create
+    EDITED = "the markers: the file is not what git's line merge wrote (edited since?)"
 
 
 @dataclass(frozen=True)
 class ResolvedFile:
     shown: str
+    read: ReadFrom
     base: BaseFrom
     pointers: tuple[str, ...]  # the conflicts left, empty when it merged cleanly
 
@@ -95,44 +107,59 @@ def resolve_conflicts(config: Config, paths: Sequence[Path]) -> Resolution:
                 error = conflicted_tally(data, source=shown, task=str(ref) if ref else None)
                 if error is not None:
                     raise error
-            done, origin = _merged(path, data, shown=shown)
+            done, read, origin = _merged(path, data, shown=shown)
             writes.append((path, done.text))
             pointers = tuple(c.shown for c in done.merge.conflicts)
-            resolved.append(ResolvedFile(shown=shown, base=origin, pointers=pointers))
+            resolved.append(ResolvedFile(shown=shown, read=read, base=origin, pointers=pointers))
         if writes:
             store.write(writes, command="fmt")
     return Resolution(tuple(resolved), tuple(unmarked))
 
 
-def _merged(path: Path, data: bytes, *, shown: str) -> tuple[DocumentMerge, BaseFrom]:
-    """The merge of the sides the markers hold, with the best base there is.
+def _merged(path: Path, data: bytes, *, shown: str) -> tuple[DocumentMerge, ReadFrom, BaseFrom]:
+    """The merge of the file's two sides, read from the best place there is.
 
-    Git's line merge can take one side's half of a changed member outside the markers
-    (a key then appears twice in the other side read back). While the merge is in
-    progress git's index still holds both sides whole (stages 2 and 3): a side read
-    from the markers that is not JSON is then merged from there instead."""
+    While a merge of the path is in progress and the file is still what git wrote,
+    git's index holds the three documents whole: they merge exactly as the driver
+    would have, whatever git's line merge did outside the markers. Otherwise the sides
+    come from the markers, with the base from diff3 markers, else stage 1, else none."""
     sides = split_sides(data, source=shown)
     assert sides is not None  # the caller saw markers
-    stages: dict[int, bytes] | None = None
+    stages = read_stages(path)
+    if stages is not None and written_by_git(path, data, stages):
+        origin = BaseFrom.INDEX if stages.base is not None else BaseFrom.NONE
+        sources = (
+            f"{shown} (git's index, stage 1)",
+            f"{shown} (git's index, stage 2: ours)",
+            f"{shown} (git's index, stage 3: theirs)",
+        )
+        done = merge_documents(
+            stages.base, stages.ours, stages.theirs, name=path.name, sources=sources, labels=LABELS
+        )
+        return done, ReadFrom.STAGES, origin
+    read = ReadFrom.MARKERS if stages is None else ReadFrom.EDITED
     base, origin = sides.base, BaseFrom.DIFF3
     if base is None:
-        stages = _stages(path)
-        base = stages.get(1)
+        base = stages.base if stages is not None else None
         origin = BaseFrom.INDEX if base is not None else BaseFrom.NONE
     sources = (f"{shown} (base from {origin.value})", f"{shown} (ours)", f"{shown} (theirs)")
+    rules = rules_for(path.name)
+    if origin is BaseFrom.DIFF3:
+        base = unsplice(base, sides.base_marked, rules=rules) if base is not None else None
+    ours = unsplice(sides.ours, sides.ours_marked, rules=rules)
+    theirs = unsplice(sides.theirs, sides.theirs_marked, rules=rules)
     try:
-        done = merge_documents(
-            base, sides.ours, sides.theirs, name=path.name, sources=sources, labels=LABELS
-        )
-    except InputError:
-        stages = _stages(path) if stages is None else stages
-        if not {1, 2, 3} <= stages.keys():
+        done = merge_documents(base, ours, theirs, name=path.name, sources=sources, labels=LABELS)
+    except InputError as exc:
+        if read is not ReadFrom.EDITED:
             raise
-        done = merge_documents(
-            stages[1], stages[2], stages[3], name=path.name, sources=sources, labels=LABELS
-        )
-        return done, BaseFrom.STAGES
-    return done, origin
+        # git's index would merge, but it would also drop whatever the person changed
+        raise InputError(
+            f"{exc.message}; the file is not what git's line merge wrote (edited since?), "
+            f"so git's index is not used: fix the markers by hand, or have git write it again with "
+            f"`git checkout --merge -- {shown}`"
+        ) from None
+    return done, read, origin
 
 
 def _relpath(store: BaselineStore, path: Path) -> str | None:
@@ -158,37 +185,4 @@ def _conflicted_files(store: BaselineStore) -> list[Path]:
                     continue
                 if has_markers(data):
                     found.append(path)
-    return found
-
-
-def _stages(path: Path) -> dict[int, bytes]:
-    """Base (1), ours (2) and theirs (3) as git's index holds them while a merge of
-    ``path`` is in progress; empty when none is."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    found: dict[int, bytes] = {}
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-u", "-z", "--", path.name],
-            cwd=path.parent,
-            capture_output=True,
-            env=env,
-            check=False,
-        )
-        if listed.returncode != 0:
-            return found
-        for entry in listed.stdout.split(b"\0"):
-            fields = entry.partition(b"\t")[0].split()
-            if len(fields) != 3 or fields[2] not in (b"1", b"2", b"3"):
-                continue
-            blob = subprocess.run(
-                ["git", "cat-file", "blob", fields[1].decode()],
-                cwd=path.parent,
-                capture_output=True,
-                env=env,
-                check=False,
-            )
-            if blob.returncode == 0:
-                found[int(fields[2])] = blob.stdout
-    except OSError:
-        return {}
     return found

@@ -4,6 +4,8 @@ from the conflict markers a merge without the driver leaves (issue 36)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -248,18 +250,164 @@ def test_merge_driver_protocol_writes_the_result_into_ours(tmp_path: Path) -> No
     assert files["A"].read_bytes() == serialize({**BASE, "reward": 0.5, "passed": False})
 
 
-def test_markers_that_hold_no_json_resolve_from_the_index_while_merging(tmp_path: Path) -> None:
-    """Git's line merge can leave a member's halves outside the markers; git's index still
-    holds both sides whole (stages 2 and 3) while the merge is in progress."""
+# Theirs removes "Check 01" and appends a check, ours appends one: git's line merge
+# takes theirs' removal outside the markers and aligns ours' new check with the old
+# "Check 02", which ours then holds twice read back from the markers (so /checks is a
+# conflict from markers alone); the three documents in git's index merge cleanly.
+def optional(label: str) -> dict[str, Any]:
+    return {"detail": "", "label": label, "passed": True, "required": False}
+
+
+C00, C01, C02 = check("Check 00", True), check("Check 01", True), check("Check 02", False)
+SPLIT_BASE = {**BASE, "checks": [C00, C01, C02]}
+SPLIT_OURS = {**SPLIT_BASE, "checks": [C00, C01, C02, optional("New A")]}
+SPLIT_THEIRS = {**SPLIT_BASE, "checks": [C00, C02, optional("New B")]}
+SPLIT_MERGED = {**SPLIT_BASE, "checks": [C00, C02, optional("New A"), optional("New B")]}
+
+
+@pytest.mark.parametrize("style", ["diff3", "merge"])
+def test_while_merging_an_unedited_file_resolves_from_the_index(tmp_path: Path, style: str) -> None:
+    project = branches(
+        tmp_path, SPLIT_OURS, SPLIT_THEIRS, base=SPLIT_BASE, driver=False, style=style
+    )
+    assert merge(project).returncode != 0
+    path = project.baselines / NAME
+    marked = path.read_bytes()
+    done = project.cli("fmt", "--resolve")
+    assert done.exit_code == 0, done.output
+    assert "sides from git's index (stages 2 and 3): the file is as git wrote it" in done.stdout
+    assert path.read_bytes() == serialize(SPLIT_MERGED)
+    # the same markers without the index: a conflict, never a guess
+    path.write_bytes(marked)
+    git(project.root, "merge", "--abort")
+    path.write_bytes(marked)
+    alone = project.cli("fmt", "--resolve")
+    assert alone.exit_code == 1, alone.output
+    assert "conflicted      baselines/TASK-001.result.json: /checks" in alone.stdout
+    assert "sides from the markers: no merge of it is in progress" in alone.stdout
+
+
+def test_while_merging_an_edited_file_resolves_from_its_markers(tmp_path: Path) -> None:
+    """A person's edit inside the markers is kept: the index would drop it."""
+    ours = {**BASE, "checks": [*BASE["checks"], POLITE]}
+    theirs = {**BASE, "checks": [*BASE["checks"], NOTE]}
+    project = branches(tmp_path, ours, theirs, driver=False, style="diff3")
+    assert merge(project).returncode != 0
+    path = project.baselines / NAME
+    marked = path.read_bytes()
+    assert marked.count(b'"label": "Polite reply"') == 1
+    path.write_bytes(marked.replace(b'"label": "Polite reply"', b'"label": "Polite reply!"'))
+    done = project.cli("fmt", "--resolve", str(path))
+    assert done.exit_code == 0, done.output
+    assert "sides from the markers: the file is not what git's line merge wrote" in done.stdout
+    polite = {**POLITE, "label": "Polite reply!"}
+    assert path.read_bytes() == serialize({**BASE, "checks": [*BASE["checks"], NOTE, polite]})
+
+
+def test_an_edited_file_whose_markers_hold_no_json_is_refused_naming_it(tmp_path: Path) -> None:
+    """While merging, git's index would merge; but the person edited the file, so its
+    markers decide, and a side that is not JSON is refused, nothing written."""
     ours = {**BASE, "checks": [*BASE["checks"], POLITE]}
     theirs = {**BASE, "checks": [*BASE["checks"], NOTE]}
     project = branches(tmp_path, ours, theirs, driver=False)
     assert merge(project).returncode != 0
     path = project.baselines / NAME
-    path.write_bytes(
-        b'{\n  "a": 1,\n<<<<<<< ours\n  "a": 2\n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
-    )
+    edited = b'{\n  "a": 1,\n<<<<<<< ours\n  "b": \n=======\n  "b": 2\n>>>>>>> theirs\n}\n'
+    path.write_bytes(edited)
     done = project.cli("fmt", "--resolve", str(path))
+    assert done.exit_code == 3, done.output
+    assert f"baselines/{NAME} (ours): " in done.stderr
+    assert "not what git's line merge wrote (edited since?)" in done.stderr
+    assert f"git checkout --merge -- baselines/{NAME}" in done.stderr
+    assert path.read_bytes() == edited
+
+
+def audit(added: list[str], changed: list[str]) -> dict[str, Any]:
+    return {"collections": {"auditLog": {"added": added, "changed": changed, "removed": []}}}
+
+
+@pytest.mark.parametrize("style", ["diff3", "merge"])
+def test_markers_alone_take_a_member_git_left_twice_from_the_block(
+    tmp_path: Path, style: str
+) -> None:
+    """Theirs removed an id and changed one, ours changed another: git takes theirs'
+    "changed" outside the markers and ours' inside, so each side read back holds the key
+    twice. With a diff3 base the merge is made; with none, the member is a conflict."""
+    state = "TASK-001.state-diff.json"
+    project = branches(
+        tmp_path,
+        audit(["AUD-0001", "AUD-0002"], ["AUD-0003"]),
+        audit(["AUD-0001"], ["AUD-0004"]),
+        base=audit(["AUD-0001", "AUD-0002"], []),
+        name=state,
+        driver=False,
+        style=style,
+    )
+    assert merge(project).returncode != 0
+    path = project.baselines / state
+    marked = path.read_bytes()
+    assert marked.count(b'"changed": [\n') == 2  # the key twice: once in, once out
+    git(project.root, "merge", "--abort")
+    path.write_bytes(marked)
+    done = project.cli("fmt", "--resolve")
+    assert "sides from the markers: no merge of it is in progress" in done.stdout
+    if style == "diff3":
+        assert done.exit_code == 0, done.output
+        expected = audit(["AUD-0001"], ["AUD-0003", "AUD-0004"])
+        assert path.read_bytes() == serialize(expected)
+    else:
+        assert done.exit_code == 1, done.output
+        assert f"conflicted      baselines/{state}: /collections/auditLog/changed" in done.stdout
+
+
+@pytest.mark.parametrize("command", [("cherry-pick", "other"), ("rebase", "other")])
+def test_a_stopped_cherry_pick_or_rebase_resolves_from_the_index(
+    tmp_path: Path, command: tuple[str, str]
+) -> None:
+    """The index holds the three stages there too; the markers' labels are commits."""
+    project = branches(tmp_path, SPLIT_OURS, SPLIT_THEIRS, base=SPLIT_BASE, driver=False)
+    stopped = git(project.root, *command, check=False)
+    assert stopped.returncode != 0, stopped.stdout
+    path = project.baselines / NAME
+    assert path.read_bytes().count(b"<<<<<<<") >= 1
+    done = project.cli("fmt", "--resolve")
     assert done.exit_code == 0, done.output
-    assert "base from git's index, with both sides" in done.stdout
-    assert path.read_bytes() == serialize({**BASE, "checks": [*BASE["checks"], NOTE, POLITE]})
+    assert "sides from git's index (stages 2 and 3): the file is as git wrote it" in done.stdout
+    assert path.read_bytes() == serialize(SPLIT_MERGED)
+
+
+def test_the_driver_as_git_starts_it_imports_no_typer_and_no_other_command(
+    tmp_path: Path,
+) -> None:
+    """Git starts one driver process per conflicted baseline: its start-up is per file."""
+    files = {}
+    for side, value in (("O", BASE), ("A", {**BASE, "reward": 0.5}), ("B", {**BASE, "x": 1})):
+        files[side] = tmp_path / side
+        files[side].write_bytes(serialize(value))
+    args = [str(files[s]) for s in "OAB"]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "silo_regress", "merge-driver", *args, NAME],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert files["A"].read_bytes() == serialize({**BASE, "reward": 0.5, "x": 1})
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "silo_regress.commands.mergedriver" in modules  # the probe sees imports at all
+    loaded = {m for m in modules if m.split(".")[0] in ("typer", "click", "rich")}
+    loaded |= modules & {"silo_regress.cli.app", "silo_regress.cli.core", "silo_regress.cli.quick"}
+    assert not loaded, sorted(loaded)
+    # the same words as the typer command for a conflict
+    files["A"].write_bytes(serialize({**BASE, "reward": 0.5}))
+    files["B"].write_bytes(serialize({**BASE, "reward": 0.25}))
+    conflict = subprocess.run(
+        [str(SILO), "merge-driver", *args, NAME], capture_output=True, text=True, check=False
+    )
+    assert conflict.returncode == 1
+    assert f"{NAME}: both sides changed /reward differently" in conflict.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from silo_regress.canon.jsonmerge import (
     merge_values,
     render,
     rules_for,
+    unsplice,
 )
 from silo_regress.canon.markers import split_sides
 from silo_regress.errors import InputError
@@ -295,3 +297,93 @@ def test_documents_merge_into_canonical_bytes() -> None:
         base, b'{"a": 2, "b": 1}', b'{"b": 2.0, "a": 1}', name="x", sources=("b", "o", "t")
     )
     assert done.text == canonicalize(b'{"a":2,"b":2}', source="x").text
+
+
+# --- a side read back from markers: a member git's line merge left twice -------------
+
+# Theirs removed AUD-0002 and changed AUD-0004, ours changed AUD-0003: git (histogram
+# diff) takes theirs' "changed" outside the markers and ours' in the block.
+SPLICED = b"""{
+  "collections": {
+    "auditLog": {
+      "added": [
+        "AUD-0001"
+      ],
+      "changed": [
+        "AUD-0004"
+      ],
+<<<<<<< HEAD
+      "changed": [
+        "AUD-0003"
+      ],
+||||||| 0112be8
+      "changed": [],
+=======
+>>>>>>> other
+      "removed": []
+    }
+  },
+  "scalars": []
+}
+"""
+
+
+def spliced_sides() -> tuple[bytes | None, bytes, bytes]:
+    sides = split_sides(SPLICED, source="t")
+    assert sides is not None and sides.base is not None
+    return (
+        unsplice(sides.base, sides.base_marked, rules=STATE_RULES),
+        unsplice(sides.ours, sides.ours_marked, rules=STATE_RULES),
+        unsplice(sides.theirs, sides.theirs_marked, rules=STATE_RULES),
+    )
+
+
+def test_a_member_left_twice_is_kept_where_the_block_holds_it() -> None:
+    base, ours, theirs = spliced_sides()
+    assert json.loads(ours)["collections"]["auditLog"]["changed"] == ["AUD-0003"]
+    assert base is not None and json.loads(base)["collections"]["auditLog"]["changed"] == []
+    done = merge_documents(base, ours, theirs, name="T.state-diff.json", sources=("b", "o", "t"))
+    assert done.merge.clean
+    assert json.loads(done.text)["collections"]["auditLog"] == {
+        "added": ["AUD-0001"],
+        "changed": ["AUD-0003", "AUD-0004"],
+        "removed": [],
+    }
+
+
+def test_without_a_base_the_member_left_twice_is_a_conflict_named() -> None:
+    _, ours, theirs = spliced_sides()
+    done = merge_documents(None, ours, theirs, name="T.state-diff.json", sources=("b", "o", "t"))
+    assert [c.pointer for c in done.merge.conflicts] == ["/collections/auditLog/changed"]
+
+
+def test_a_duplicate_not_split_by_a_block_is_left_to_the_parser() -> None:
+    """Both outside the blocks, or one half in a block: no side to take it from."""
+    both_outside = b'{\n  "a": 1,\n  "a": 2,\n  "b": 3\n}\n'
+    assert unsplice(both_outside, frozenset({3}), rules=NONE) == both_outside
+    half_inside = b'{\n  "a": [\n    1\n  ],\n  "a": [\n    2\n  ]\n}\n'
+    assert unsplice(half_inside, frozenset({4, 5}), rules=NONE) == half_inside
+    with pytest.raises(InputError, match="duplicate key 'a'"):
+        canonicalize(half_inside, source="t")
+    not_canonical = b'{"a": 1, "a": 2}\n'
+    assert unsplice(not_canonical, frozenset({0}), rules=NONE) == not_canonical
+
+
+def test_duplicate_labels_and_ids_are_kept_once_where_the_block_holds_them() -> None:
+    checks = (
+        b'{\n  "checks": [\n    {\n      "label": "A",\n      "passed": true\n    },\n'
+        b'    {\n      "label": "A",\n      "passed": false\n    }\n  ]\n}\n'
+    )
+    kept = unsplice(checks, frozenset(range(6, 10)), rules=RESULT_RULES)
+    assert json.loads(kept) == {"checks": [{"label": "A", "passed": False}]}
+    assert unsplice(checks, frozenset(range(6, 10)), rules=NONE) == checks  # not keyed
+    ids = b'{\n  "changed": [\n    "X-1",\n    "X-2",\n    "X-1"\n  ]\n}\n'
+    rules = MergeRules(sets=(("changed",),))
+    assert json.loads(unsplice(ids, frozenset({4}), rules=rules)) == {"changed": ["X-2", "X-1"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(values, st.frozensets(st.integers(0, 40)))
+def test_a_side_without_duplicates_is_left_as_it_is(value: Any, marked: frozenset[int]) -> None:
+    text = serialize(value)
+    assert unsplice(text, marked, rules=NONE) == text

@@ -45,7 +45,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("canonical", "volatile"),
         ("jsondiff", "jsonmerge"),
     ],
-    "silo_regress.vcs": [("worktreeblobs",), ("gitio",), ("worktrees",)],
+    "silo_regress.vcs": [("worktreeblobs", "mergestages"), ("gitio",), ("worktrees",)],
     "silo_regress.stats": [
         (
             "exact",
@@ -125,7 +125,7 @@ PACKAGE_LAYERS: dict[str, list[tuple[str, ...]]] = {
     ],
     "silo_regress.cli": [
         ("common", "failon", "rolloutoptions"),
-        ("output",),
+        ("output", "driverline"),  # driverline: merge-driver without typer (per file)
         ("options", "app"),
         # unitcheck: check --run --unit I/N's worker; mergedriver: merge-driver, fmt --resolve
         ("gitcmds", "runner", "unitcheck", "mergedriver"),
