@@ -523,7 +523,10 @@ def test_init_keeps_a_symlinked_pyproject_a_link(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     git_init(root)
-    real = tmp_path / "shared-pyproject.toml"
+    # A link within the repository is followed; one out of it is refused
+    # (tests/integration/test_init.py, test_init_never_writes_through_a_link_out_...).
+    (root / "config").mkdir()
+    real = root / "config" / "shared-pyproject.toml"
     real.write_text('[project]\nname = "agent"\nversion = "0"\n', encoding="utf-8")
     (root / "pyproject.toml").symlink_to(real)
     done = run(
