@@ -36,7 +36,7 @@ from silo_regress.stats.groupsequential import (
     DEFAULT_LOOKS,
     SequentialPolicy,
     SuiteStep,
-    decide_look,
+    run_looks,
 )
 from silo_regress.stats.planning import (
     SuiteAllocation,
@@ -188,28 +188,15 @@ def simulate_sequential(
     """The share of simulated sequential checks that reject, and rollouts a task."""
     policy = SequentialPolicy(looks=looks)
     rejects = rollouts = 0
-    names = [f"T{i}" for i in range(len(tasks))]
     baselines = [Tally(t.base_rollouts, t.base_passed) for t in tasks]
+
+    def passes(i: int, before: int, after: int) -> int:
+        return _passes(rng, tasks[i].rate_after, after - before)
+
     for _ in range(checks):
-        passed = [0] * len(tasks)
-        made = [0] * len(tasks)
-        evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]
-        decision = decide_look(evidence, policy, look=0)
-        look = 0
-        while not decision.done:
-            look += 1
-            more = {t.task: t.more for t in decision.running}
-            for i, name in enumerate(names):
-                extra = more.get(name, 0)
-                passed[i] += _passes(rng, tasks[i].rate_after, extra)
-                made[i] += extra
-            evidence = [
-                Evidence(n, b, Tally(m, p) if m else None)
-                for n, b, m, p in zip(names, baselines, made, passed, strict=True)
-            ]
-            decision = decide_look(evidence, policy, look=look)
-        rejects += decision.suite is SuiteStep.REJECT
-        rollouts += sum(made)
+        done = run_looks(baselines, policy, passes=passes)
+        rejects += done.decision.suite is SuiteStep.REJECT
+        rollouts += sum(done.made)
     return rejects / checks, rollouts / checks / len(tasks)
 
 

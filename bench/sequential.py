@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, decide_look
+from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, run_looks
 from silo_regress.stats.tally import Tally
 from silo_regress.stats.verdicts import Evidence, Policy, decide_suite
 
@@ -109,30 +109,18 @@ def simulate(
             for name, base, r in zip(names, baselines, after, strict=True)
         ]
         cell.fixed_failed += decide_suite(fixed_evidence, gate).failed
-        passed = [0] * len(rates)
-        made = [0] * len(rates)
-        evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]
-        decision = decide_look(evidence, policy, look=0)
-        look = 0
-        while not decision.done:
-            look += 1
-            more = {t.task: t.more for t in decision.running}
-            for i, name in enumerate(names):
-                extra = more.get(name, 0)
-                passed[i] += _passes(rng, after[i], extra)
-                made[i] += extra
-            evidence = [
-                Evidence(n, b, Tally(m, p) if m else None)
-                for n, b, m, p in zip(names, baselines, made, passed, strict=True)
-            ]
-            decision = decide_look(evidence, policy, look=look)
+
+        def passes(i: int, before: int, after_: int, after: list[float] = after) -> int:
+            return _passes(rng, after[i], after_ - before)
+
+        done = run_looks(baselines, policy, passes=passes)
         cell.checks += 1
-        cell.failed += decision.suite is SuiteStep.REJECT
-        cell.rollouts += sum(made)
-        cell.rounds += look
-        cell.most = max(cell.most, max(made))
+        cell.failed += done.decision.suite is SuiteStep.REJECT
+        cell.rollouts += sum(done.made)
+        cell.rounds += done.looks
+        cell.most = max(cell.most, max(done.made))
         assert cell.stops is not None
-        cell.stops[look] += 1
+        cell.stops[done.looks] += 1
     return cell
 
 

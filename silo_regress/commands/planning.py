@@ -238,38 +238,28 @@ def simulated_sequential(
     at ``rate_after``) and with no change (at the tally's rate). The normal
     approximation (:func:`silo_regress.stats.planning.plan_sequential`) was off by
     up to 0.10 in power on suites of 5 and 20 tasks (bench/plan.py --part sequential)."""
-    from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, decide_look
+    from silo_regress.stats.groupsequential import SequentialPolicy, SuiteStep, run_looks
     from silo_regress.stats.planning import SIMULATED_CHECKS, SeededRollouts
     from silo_regress.stats.tally import Tally
-    from silo_regress.stats.verdicts import Evidence
 
     checks = SIMULATED_CHECKS if checks is None else checks
     policy = SequentialPolicy(looks=looks)
-    names = [f"T{i}" for i in range(len(tasks))]
     baselines = [Tally(t.base_rollouts, t.base_passed) for t in tasks]
+    live = sum(1 for t in tasks if t.base_passed > 0) or 1
 
     def run(rates: Sequence[float]) -> tuple[float, float, float]:
         draws = SeededRollouts(rates, checks=checks, seed=seed)
         rejects = rounds = 0
         rollouts = 0.0
         for check in range(checks):
-            made = [0] * len(tasks)
-            evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]
-            decision = decide_look(evidence, policy, look=0)
-            look = 0
-            while not decision.done:
-                look += 1
-                more = {t.task: t.more for t in decision.running}
-                made = [m + more.get(n, 0) for n, m in zip(names, made, strict=True)]
-                evidence = [
-                    Evidence(n, b, Tally(m, draws.passes(check, i, m)) if m else None)
-                    for i, (n, b, m) in enumerate(zip(names, baselines, made, strict=True))
-                ]
-                decision = decide_look(evidence, policy, look=look)
-            rejects += decision.suite is SuiteStep.REJECT
-            live = sum(1 for t in tasks if t.base_passed > 0) or 1
-            rollouts += sum(made) / live
-            rounds += look
+
+            def passes(i: int, before: int, after: int, check: int = check) -> int:
+                return draws.passes(check, i, after) - draws.passes(check, i, before)
+
+            done = run_looks(baselines, policy, passes=passes)
+            rejects += done.decision.suite is SuiteStep.REJECT
+            rollouts += sum(done.made) / live
+            rounds += done.looks
         return rejects / checks, rollouts / checks, rounds / checks
 
     power, with_drop, rounds_drop = run([t.rate_after for t in tasks])

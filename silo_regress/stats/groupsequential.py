@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from silo_regress.stats.exact import (
@@ -49,6 +49,7 @@ from silo_regress.stats.exact import (
     stratified_decline_p,
 )
 from silo_regress.stats.spending import nominal_levels, normal_tail, spent
+from silo_regress.stats.tally import Tally
 from silo_regress.stats.verdicts import MIN_BASELINE_ROLLOUTS, Evidence
 
 DEFAULT_LOOKS = (2, 4, 6, 8)
@@ -300,3 +301,45 @@ def _decision(
         smallest_level=smallest_level,
         futility_level=futility_level,
     )
+
+
+@dataclass(frozen=True)
+class LookedCheck:
+    """A sequential check run to its end: the last look's decision, the candidate
+    rollouts each task made, and the looks taken."""
+
+    decision: LookDecision
+    made: tuple[int, ...]
+    looks: int
+
+
+def run_looks(
+    baselines: Sequence[Tally | None],
+    policy: SequentialPolicy,
+    *,
+    passes: Callable[[int, int, int], int],
+) -> LookedCheck:
+    """Drive :func:`decide_look` from look 0 until the check is done, making the rollouts
+    each look asks for: ``passes(i, before, after)`` is how many of task ``i``'s
+    rollouts ``before + 1 .. after`` passed. Tasks are named ``T0``, ``T1``, ... The one
+    loop the planner and the benches simulate the check with."""
+    names = [f"T{i}" for i in range(len(baselines))]
+    made = [0] * len(baselines)
+    passed = [0] * len(baselines)
+    evidence = [Evidence(n, b, None) for n, b in zip(names, baselines, strict=True)]
+    decision = decide_look(evidence, policy, look=0)
+    look = 0
+    while not decision.done:
+        look += 1
+        more = {t.task: t.more for t in decision.running}
+        for i, name in enumerate(names):
+            extra = more.get(name, 0)
+            if extra:
+                passed[i] += passes(i, made[i], made[i] + extra)
+                made[i] += extra
+        evidence = [
+            Evidence(n, b, Tally(m, p) if m else None)
+            for n, b, m, p in zip(names, baselines, made, passed, strict=True)
+        ]
+        decision = decide_look(evidence, policy, look=look)
+    return LookedCheck(decision, tuple(made), look)

@@ -197,3 +197,22 @@ def _false_alarms(rates: list[float], *, checks: int, seed: int) -> float:
 def test_the_whole_checks_false_alarm_rate_holds_over_a_grid_of_suites(rates: list[float]) -> None:
     rate = _false_alarms(rates, checks=1500, seed=32)
     assert rate <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 1500)  # 0.061: at most alpha, within noise
+
+
+def test_run_looks_asks_for_each_rollout_once_and_stops_at_the_decision() -> None:
+    from silo_regress.stats.groupsequential import run_looks
+
+    baselines = [Tally(8, 8)] * 10 + [Tally(8, 0)]  # the last can never decline
+    asked: dict[int, list[tuple[int, int]]] = {}
+
+    def never(i: int, before: int, after: int) -> int:
+        asked.setdefault(i, []).append((before, after))
+        return 0
+
+    broken = run_looks(baselines, SequentialPolicy(), passes=never)
+    assert broken.decision.suite is SuiteStep.REJECT and broken.looks == 1
+    assert broken.made == (2,) * 10 + (0,)
+    assert asked == {i: [(0, 2)] for i in range(10)}
+    steady = run_looks(baselines, SequentialPolicy(), passes=lambda i, b, a: a - b)
+    assert steady.decision.suite is SuiteStep.ACCEPT
+    assert steady.made[-1] == 0 and max(steady.made) <= SequentialPolicy().cap
