@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,22 +62,7 @@ def _use(method: str) -> None:
     if method == "normal":
         exact.CONVOLUTION_BUDGET = 0
     elif method == "list":
-
-        def by_list(tables: Sequence[Any], *, selected: bool, upper: bool) -> float:
-            pick = exact._selected_distribution if selected else exact._distribution
-            dists, threshold = [], 0
-            for t in tables:
-                low, dist = pick(t.base_rollouts, t.cand_rollouts, t.total_passed)
-                if upper:
-                    threshold += low + len(dist) - 1 - t.cand_passed
-                    dist = dist[::-1]
-                else:
-                    threshold += t.cand_passed - low
-                if len(dist) > 1:
-                    dists.append(dist)
-            return exact._lower_tail(dists, threshold)
-
-        exact._stratified_tail = by_list
+        exact._stratified_tail = exact.reference_tail
 
 
 def _child(args: argparse.Namespace) -> None:

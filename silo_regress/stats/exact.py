@@ -268,6 +268,30 @@ def _lower_tail(dists: Sequence[tuple[float, ...]], threshold: int) -> float:
     return min(1.0, math.fsum(acc))
 
 
+def reference_tail(tables: Sequence[Table], *, selected: bool, upper: bool) -> float:
+    """The stratified tail by the float list convolution the Kronecker one replaced:
+    what tests and bench/decision_time.py compare against (no budget: slow at scale)."""
+    dists, threshold = _reference_dists(tables, selected=selected, upper=upper)
+    return _lower_tail(dists, threshold)
+
+
+def _reference_dists(
+    tables: Sequence[Table], *, selected: bool, upper: bool
+) -> tuple[list[tuple[float, ...]], int]:
+    pick = _selected_distribution if selected else _distribution
+    dists, threshold = [], 0
+    for t in tables:
+        low, dist = pick(t.base_rollouts, t.cand_rollouts, t.total_passed)
+        if upper:  # the upper tail is the lower one of high - C
+            threshold += low + len(dist) - 1 - t.cand_passed
+            dist = dist[::-1]
+        else:
+            threshold += t.cand_passed - low
+        if len(dist) > 1:
+            dists.append(dist)
+    return dists, threshold
+
+
 @lru_cache(maxsize=16384)
 def _selected_distribution(
     base_rollouts: int, cand_rollouts: int, total: int

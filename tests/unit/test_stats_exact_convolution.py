@@ -166,17 +166,7 @@ def test_property_never_below_the_exact_tail(
 def _reference(tables: Sequence[Table], *, selected: bool, upper: bool) -> float | None:
     """The float list convolution the Kronecker one replaced; None where it would take
     more than a few million multiply-adds (the grid stays quick)."""
-    pick = exact._selected_distribution if selected else exact._distribution
-    dists, threshold = [], 0
-    for t in tables:
-        low, dist = pick(t.base_rollouts, t.cand_rollouts, t.total_passed)
-        if upper:
-            threshold += low + len(dist) - 1 - t.cand_passed
-            dist = dist[::-1]
-        else:
-            threshold += t.cand_passed - low
-        if len(dist) > 1:
-            dists.append(dist)
+    dists, threshold = exact._reference_dists(tables, selected=selected, upper=upper)
     work, size = 0, 1
     for dist in sorted(dists, key=len):
         work += size * len(dist)
